@@ -110,6 +110,30 @@ def test_slack_enters_the_dual_step_and_is_bounded():
         make_policy("ckb-ucb", info, np.random.default_rng(0), horizon=100, slack=0.3)
     auto = make_policy("ckb-ucb", info, np.random.default_rng(0), horizon=100, slack="auto")
     assert auto.slack == pytest.approx(min(0.25, 1.0 / 10.0))  # min(delta/2, G / sqrt(T))
+    with pytest.raises(InvalidInputError, match="'decreasing'"):
+        make_policy("ckb-ucb", info, np.random.default_rng(0), horizon=100, slack="sqrt")
+
+
+def test_decreasing_slack_follows_min_half_delta_G_over_sqrt_t():
+    # G = 1, delta = 0.5: eps_t = min(0.25, 1/sqrt(t)) = 0.25 for t <= 16, then 1/sqrt(t)
+    info = tiny_problem().info()
+    p = make_policy(
+        "ckb-ucb",
+        info,
+        np.random.default_rng(0),
+        horizon=100,
+        beta=0.0,
+        beta_g=0.0,
+        V=4.0,
+        slack="decreasing",
+    )
+    for t in range(1, 41):
+        phi = p.phi[0]
+        x = p.ask()
+        eps = min(0.25, 1.0 / math.sqrt(t))
+        assert p.slack == pytest.approx(eps)
+        assert p.phi[0] == pytest.approx(min(max(phi + (p.internals()["g_bar"] + eps) / 4.0, 0.0), p.rho))
+        p.tell(obs(t, x, [1.0, 0.5, -0.2][x], [0.4, -0.3, -0.5][x]))
 
 
 def test_anytime_doubling_resets_the_dual_and_grows_V():
