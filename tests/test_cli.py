@@ -79,6 +79,16 @@ def test_errors_exit_cleanly_with_a_message(tmp_path):
         app, ["experiment", "gpucb-synthetic", "--set", "algorithms.igp-ucb.B=-2", "--out", str(tmp_path)]
     )
     assert res.exit_code == 2 and "B must be >= 0" in res.output
+    res = runner.invoke(app, ["experiment", "gpucb-synthetic", "--address", "auto"])
+    assert res.exit_code == 2 and "--address auto needs --executor ray" in res.output
+    res = runner.invoke(
+        app,
+        [
+            *("experiment", "gpucb-synthetic", "--executor", "ray", "--address", "127.0.0.1:1"),
+            *("--trials", "1", "--horizon", "5", "--out", str(tmp_path / "r"), "--no-plots"),
+        ],
+    )
+    assert res.exit_code == 2 and "Cannot reach the Ray cluster at '127.0.0.1:1'" in res.output
 
 
 def test_error_messages_are_not_wrapped_or_parsed_as_markup(monkeypatch):

@@ -80,6 +80,17 @@ def list_cmd() -> None:
         fn = PROBLEMS.get(name)
         t.add_row(name, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "")
     console.print(t)
+    from ckb.multiagent import METHODS, MULTIAGENT_PROBLEMS
+
+    t = Table(title='multi-agent methods and problems (specs with kind = "multiagent")')
+    t.add_column("name", style="bold")
+    t.add_column("kind")
+    t.add_column("summary")
+    for reg, kind in ((METHODS, "method"), (MULTIAGENT_PROBLEMS, "problem")):
+        for n in reg.names():
+            fn = reg.get(n)
+            t.add_row(n, kind, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "")
+    console.print(t)
 
 
 @app.command("spec")
@@ -116,7 +127,21 @@ def experiment_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output directory (default: runs/NAME).")
     ] = None,
-    executor: Annotated[str, typer.Option("--executor", help="process | serial")] = "process",
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="process | serial | ray (Ray tasks on a local instance, or on a cluster with --address).",
+        ),
+    ] = "process",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="Ray cluster for --executor ray: host:6379, auto, or ray://host:10001 (default: RAY_ADDRESS, "
+            "else a local Ray instance). ckb must be installed on the cluster's nodes.",
+        ),
+    ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option(
@@ -143,6 +168,8 @@ def experiment_cmd(
                 raise CKBError(f"{flag} must be >= 1, got {val}.")
         if seed is not None and seed < 0:
             raise CKBError(f"--seed must be >= 0, got {seed}.")
+        if address is not None and executor != "ray":
+            raise CKBError(f"--address {address} needs --executor ray (got --executor {executor}).")
         spec = load_spec(name).with_overrides(trials=trials, horizon=horizon, seed=seed, sets=set_ or [])
         scales = _parse_scales(beta_scale)
         if scales is not None and len(scales) == 1:
@@ -153,7 +180,8 @@ def experiment_cmd(
     except CKBError as exc:
         _fail(exc)
     if scales is not None and len(scales) > 1:
-        _beta_sweep(spec, scales, out or Path("runs") / f"{spec.name}-beta-sweep", workers, executor)
+        beta_out = out or Path("runs") / f"{spec.name}-beta-sweep"
+        _beta_sweep(spec, scales, beta_out, workers, executor, {"address": address})
         return
     out = out or Path("runs") / spec.name
     n_tasks = spec.trials * len(spec.algorithms)
@@ -173,7 +201,13 @@ def experiment_cmd(
                 progress.update(task, advance=1, description=f"trials ({cfg.algorithm} #{cfg.trial} done)")
 
             summary = run_experiment(
-                spec, out, workers=workers, executor=executor, on_done=on_done, plots=plots
+                spec,
+                out,
+                workers=workers,
+                executor=executor,
+                executor_options={"address": address},
+                on_done=on_done,
+                plots=plots,
             )
     except CKBError as exc:
         _fail(exc)
@@ -226,7 +260,7 @@ def _parse_scales(text: str | None) -> list[float] | None:
     return scales
 
 
-def _beta_sweep(spec, scales, out: Path, workers, executor) -> None:
+def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=None) -> None:
     from ckb.experiments.run import run_beta_scale_sweep
 
     n_tasks = spec.trials * len(spec.algorithms) * len(scales)
@@ -244,6 +278,7 @@ def _beta_sweep(spec, scales, out: Path, workers, executor) -> None:
                 out,
                 workers=workers,
                 executor=executor,
+                executor_options=executor_options,
                 on_done=lambda cfg, skipped: progress.update(task, advance=1),
             )
     except CKBError as exc:

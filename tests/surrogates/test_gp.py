@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 import pytest
-from gp_reference import reference_posterior
 
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError, OutOfDomainError
 from ckb.kernels import Matern, PrecomputedKernel, SquaredExponential
 from ckb.surrogates import ExactGP, PriorFactor, dense_posterior
+from tests.surrogates.gp_reference import reference_posterior
 
 # ------------------------------------------------------------------------------------ helpers
 

@@ -1,12 +1,12 @@
 """Property-based tests of the exact GP engine (hypothesis): random kernels, noise levels and data."""
 
 import numpy as np
-from gp_reference import reference_posterior
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ckb.kernels import Matern, SquaredExponential
 from ckb.surrogates import ExactGP
+from tests.surrogates.gp_reference import reference_posterior
 
 EPS = np.finfo(float).eps
 

@@ -241,8 +241,11 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the printed table (mean ± s.e.; N also as median)."""
     header = ["algorithm", "R(T)", "R(T)/T", "V(T)", "sum [g]+", "N mean", "N median", "ms/round"]
     rows = []
-    T = summary["horizon"]
+    shift = any("affine_shift" in m for m in summary["algorithms"].values())  # multi-agent: S(T)
+    if shift:
+        header.insert(-1, "S(T)")
     for alg, m in summary["algorithms"].items():
+        T = m.get("horizon", summary["horizon"])  # a multi-agent label may have its own T
         rows.append(
             [
                 alg,
@@ -252,6 +255,7 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 _mean_se(m["positive_violation"]),
                 _mean_se(m["violating_rounds"]),
                 f"{m['violating_rounds']['median']:.3g}",
+                *([_mean_se(m["affine_shift"])] if shift else []),
                 f"{m['seconds_per_round']['mean'] * 1e3:.3g}",
             ]
         )

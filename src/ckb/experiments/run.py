@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +17,38 @@ def run_experiment(
     *,
     workers: int | None = None,
     executor: str = "process",
+    executor_options: Mapping[str, Any] | None = None,
     on_done: Callable | None = None,
     plots: bool = True,
 ) -> dict[str, Any]:
     """Validate ``spec``, run every (algorithm, trial) not yet on disk under ``out``, and write the report.
 
+    ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``).
     Returns the summary dict (also written to ``out/summary.json``).
     """
+    if getattr(spec, "kind", None) == "multiagent":  # ckb.multiagent.spec.MultiAgentSpec
+        from ckb.multiagent.run import run_multiagent_experiment
+
+        return run_multiagent_experiment(
+            spec,
+            out,
+            workers=workers,
+            executor=executor,
+            executor_options=executor_options,
+            on_done=on_done,
+            plots=plots,
+        )
     spec.validate()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    paths = run_sweep(spec.configs(), out, workers=workers, executor=executor, on_done=on_done)
+    paths = run_sweep(
+        spec.configs(),
+        out,
+        workers=workers,
+        executor=executor,
+        executor_options=executor_options,
+        on_done=on_done,
+    )
     traces = load_traces(paths)
     summary, all_curves = summarize(spec, traces)
     write_summary(out / "summary.json", summary)
@@ -40,6 +61,13 @@ def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
     """A copy of ``spec`` whose every algorithm that takes ``beta_scale`` uses ``scale``."""
     from ckb.policies import POLICIES, init_parameters
 
+    if getattr(spec, "kind", None) == "multiagent":
+        from ckb.errors import SpecError
+
+        raise SpecError(
+            f"--beta-scale is for single-agent experiments; {spec.name!r} is multi-agent: set a width with "
+            "--set algorithms.LABEL.beta=VALUE."
+        )
     sets = [
         f"algorithms.{label}.beta_scale={scale!r}"
         for label, (policy, _) in spec.algorithms.items()
@@ -55,6 +83,7 @@ def run_beta_scale_sweep(
     *,
     workers: int | None = None,
     executor: str = "process",
+    executor_options: Mapping[str, Any] | None = None,
     on_done: Callable | None = None,
 ) -> dict[str, Any]:
     """Run ``spec`` once per beta scale (``out/beta-scale-<s>/``) and tabulate N, V and regret against it.
@@ -73,6 +102,7 @@ def run_beta_scale_sweep(
             out / f"beta-scale-{s:g}",
             workers=workers,
             executor=executor,
+            executor_options=executor_options,
             on_done=on_done,
             plots=False,
         )

@@ -275,4 +275,8 @@ def load_spec(name_or_path: str | Path) -> ExperimentSpec:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path} is not valid TOML: {exc}") from None
+    if raw.get("kind") == "multiagent":  # a multi-agent experiment (ckb.multiagent.spec)
+        from ckb.multiagent.spec import MultiAgentSpec
+
+        return MultiAgentSpec.from_dict(raw, source=str(path))
     return ExperimentSpec.from_dict(raw, source=str(path))

@@ -8,8 +8,9 @@ error naming it (use another ``--out``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ckb.errors import CKBError
 from ckb.io import load_state
@@ -49,10 +50,12 @@ def run_sweep(
     *,
     workers: int | None = None,
     executor: str = "process",
+    executor_options: Mapping[str, Any] | None = None,
     on_done: Callable[[TrialConfig, bool], None] | None = None,
 ) -> dict[tuple[str, int], Path]:
     """Run every config not already on disk; return ``{(algorithm, trial): trace path}``.
 
+    ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``).
     ``on_done(config, skipped)`` is called once per config (for progress bars).
     """
     out = Path(out)
@@ -76,7 +79,7 @@ def run_sweep(
         path.parent.mkdir(parents=True, exist_ok=True)
         todo.append((cfg.to_dict(), str(path)))
         by_path[str(path)] = cfg
-    ex = get_executor(executor, workers if len(todo) > 1 else 1)
+    ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
     for task, _ in ex.map_unordered(run_one, todo):
         if on_done:
             on_done(by_path[task[1]], False)

@@ -1,0 +1,193 @@
+r"""The messages that cross an agent's boundary: explicit, frozen, small.
+
+DMABO (000 Alg. 4.1, Remark 2) needs exactly two kinds:
+
+- :class:`PriceBroadcast` (coordinator -> every agent): the scaled duals :math:`(\lambda_t, \mu_t)` of round
+  ``t`` (:math:`\lambda \in \mathbb R^m_{\ge 0}` for the coupled black-box constraints, :math:`\mu \in \mathbb
+  R^l` for the affine ones);
+- :class:`Proposal` (agent ``i`` -> coordinator): :math:`(A_i x_i^t,\ \underline g_i^t(x_i^t)) \in \mathbb R^l
+  \times \mathbb R^m`, the affine image of its decision and the *lower confidence bounds* of its
+  constraints there. Neither the decision :math:`x_i^t` itself (only its image under the known
+  :math:`A_i`), nor an observation, nor any GP data is ever sent.
+
+The baselines declare their own, larger messages (labelled reconstructions, digest 3.5):
+
+- DCEI: :class:`PosteriorSummary` (agent -> coordinator: its posterior mean/variance of :math:`f_i` and
+  :math:`g_i` at its last decision *and the observations there*, which the incumbent of constrained EI
+  needs) and :class:`CEIBroadcast` (coordinator -> agents: the sums over agents and the incumbent);
+- ADMM penalty heuristic: :class:`ADMMTarget` (coordinator -> agent ``i``: the target :math:`z_i - u_i`
+  of its penalty) and :class:`Allocation` (agent -> coordinator: :math:`A_i x_i^t`).
+
+Every message is a frozen dataclass of plain Python numbers and tuples (picklable, hashable, cheap to
+send to a Ray actor and to inspect in tests); vectors are tuples of floats. What an experiment records
+for its metrics (the true :math:`f_i, g_i` at the chosen points) is *not* a message: it is the
+environment side, :class:`ckb.multiagent.environment.EnvironmentLog`, collected by the run harness and
+never seen by a coordinator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ckb.errors import InvalidInputError
+
+
+def _vector(value: Any, name: str) -> tuple[float, ...]:
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError(f"message field {name} must be finite, got {value!r}.")
+    return tuple(float(v) for v in arr)
+
+
+def _scalar(value: Any, name: str, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    v = float(value)
+    if not math.isfinite(v):
+        raise InvalidInputError(f"message field {name} must be finite, got {value!r}.")
+    return v
+
+
+def _round(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidInputError(f"message field round must be an integer >= 1, got {value!r}.")
+    return int(value)
+
+
+def _agent(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidInputError(f"message field agent must be an integer >= 0, got {value!r}.")
+    return int(value)
+
+
+class Message:
+    """Base of every message type (for ``isinstance`` checks and :func:`numbers_in`)."""
+
+    def numbers(self) -> list[float]:
+        """Every number the message carries (for the no-raw-data tests)."""
+        out: list[float] = []
+        for f in fields(self):  # type: ignore[arg-type]
+            if f.name in ("agent", "round"):
+                continue
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            out.extend(v if isinstance(v, tuple) else [v])
+        return [float(x) for x in out]
+
+
+# ------------------------------------------------------------------------------------------- DMABO
+@dataclass(frozen=True)
+class PriceBroadcast(Message):
+    """Coordinator -> agents: the scaled duals of round ``round`` (000 Alg. 4.1, line 3 broadcast)."""
+
+    round: int
+    lam: tuple[float, ...]  # (m,) lambda_t >= 0, coupled black-box constraints
+    mu: tuple[float, ...]  # (l,) mu_t, affine constraints
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "round", _round(self.round))
+        object.__setattr__(self, "lam", _vector(self.lam, "lam"))
+        object.__setattr__(self, "mu", _vector(self.mu, "mu"))
+        if any(v < 0 for v in self.lam):
+            raise InvalidInputError(f"PriceBroadcast.lam must be >= 0 elementwise, got {self.lam}.")
+
+
+@dataclass(frozen=True)
+class Proposal(Message):
+    """Agent -> coordinator: ``(A_i x_i^t, g_lcb_i^t(x_i^t))`` (000 Remark 2)."""
+
+    agent: int
+    round: int
+    a_x: tuple[float, ...]  # (l,) A_i x_i^t
+    g_lcb: tuple[float, ...]  # (m,) lower confidence bounds of g_{i,1..m} at x_i^t (pre-evaluation)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agent", _agent(self.agent))
+        object.__setattr__(self, "round", _round(self.round))
+        object.__setattr__(self, "a_x", _vector(self.a_x, "a_x"))
+        object.__setattr__(self, "g_lcb", _vector(self.g_lcb, "g_lcb"))
+
+
+# -------------------------------------------------------------------------------------------- DCEI
+@dataclass(frozen=True)
+class CEIBroadcast(Message):
+    """Coordinator -> agents (DCEI): sums over all agents of the posterior means/variances of ``f_k`` and
+    ``g_k`` at their last decisions, and the incumbent (best observed feasible total objective).
+
+    All fields ``None`` in round 1 (no decision yet); ``incumbent`` is ``None`` until a feasible total
+    has been observed.
+    """
+
+    round: int
+    f_mean: float | None = None
+    f_var: float | None = None
+    g_mean: tuple[float, ...] | None = None
+    g_var: tuple[float, ...] | None = None
+    incumbent: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "round", _round(self.round))
+        for name in ("f_mean", "f_var", "incumbent"):
+            object.__setattr__(self, name, _scalar(getattr(self, name), name, optional=True))
+        for name in ("g_mean", "g_var"):
+            v = getattr(self, name)
+            object.__setattr__(self, name, None if v is None else _vector(v, name))
+
+
+@dataclass(frozen=True)
+class PosteriorSummary(Message):
+    """Agent -> coordinator (DCEI): posterior of ``f_i``, ``g_i`` at its decision of this round (after
+    conditioning on the observations there) and those observations (for the CEI incumbent)."""
+
+    agent: int
+    round: int
+    f_mean: float
+    f_var: float
+    g_mean: tuple[float, ...]
+    g_var: tuple[float, ...]
+    y_f: float
+    y_g: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agent", _agent(self.agent))
+        object.__setattr__(self, "round", _round(self.round))
+        for name in ("f_mean", "f_var", "y_f"):
+            object.__setattr__(self, name, _scalar(getattr(self, name), name))
+        for name in ("g_mean", "g_var", "y_g"):
+            object.__setattr__(self, name, _vector(getattr(self, name), name))
+
+
+# ------------------------------------------------------------------------------ ADMM penalty (EI)
+@dataclass(frozen=True)
+class ADMMTarget(Message):
+    """Coordinator -> agent ``i`` (penalty heuristic): the target ``z_i - u_i`` of its quadratic penalty."""
+
+    round: int
+    target: tuple[float, ...]  # (l,)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "round", _round(self.round))
+        object.__setattr__(self, "target", _vector(self.target, "target"))
+
+
+@dataclass(frozen=True)
+class Allocation(Message):
+    """Agent -> coordinator (penalty heuristic): ``A_i x_i^t``."""
+
+    agent: int
+    round: int
+    a_x: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agent", _agent(self.agent))
+        object.__setattr__(self, "round", _round(self.round))
+        object.__setattr__(self, "a_x", _vector(self.a_x, "a_x"))
+
+
+#: every algorithm message type
+MESSAGE_TYPES = (PriceBroadcast, Proposal, CEIBroadcast, PosteriorSummary, ADMMTarget, Allocation)

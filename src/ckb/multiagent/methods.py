@@ -1,0 +1,103 @@
+"""How a multi-agent method is set up for a problem: the registry and the shared agent kwargs.
+
+A method is a function registered in ``METHODS`` that, given a
+:class:`~ckb.multiagent.problems.MultiAgentProblem`, its spec parameters, the horizon and the seeds,
+returns a :class:`Setup`: the agent class, one *picklable* keyword dict per agent (so any backend can
+build the agents anywhere), and the coordinator. Seeds follow the code base's convention
+(``SeedSequence(seed, spawn_key=(trial, stream, agent))``): stream 1 is agent ``i``'s system noise,
+stream 2 its decision randomness (stream 0 drew the instance).
+
+Parameters shared by every method (the agents' models; defaults are our choices, see the specs):
+
+``beta``
+    a number (constant width) or ``{"type": "theory", ...}`` (:mod:`ckb.multiagent.models`); default 3.0;
+``clip``
+    clip the confidence bounds at the problem's public bounds ``C_{i,j}`` (default ``True``);
+``surrogate``
+    ``"gp"`` (default) or ``"oracle"`` (exact tables; the counter-example);
+``tie_break``
+    ``"random"`` (default) or ``"first"``;
+``gp_method``
+    the :class:`~ckb.surrogates.ExactGP` representation (``"auto"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ckb._validation import did_you_mean
+from ckb.errors import InvalidInputError
+from ckb.registry import Registry
+
+METHODS: Registry = Registry("multi-agent method")
+
+COMMON_PARAMS = ("beta", "clip", "surrogate", "tie_break", "gp_method")
+
+
+@dataclass
+class Setup:
+    agent_cls: type
+    agent_kwargs: list[dict[str, Any]]
+    coordinator: Any
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def check_method_params(method: str, params: dict[str, Any], own: tuple[str, ...]) -> None:
+    valid = COMMON_PARAMS + own
+    for key in params:
+        if key not in valid:
+            raise InvalidInputError(f"method {method!r} has no parameter {key!r}.{did_you_mean(key, valid)}")
+
+
+def agent_kwargs(
+    problem, params: dict[str, Any], horizon: int, seed: int, trial: int
+) -> list[dict[str, Any]]:
+    """The kwargs every :class:`~ckb.multiagent.agent.GridAgent` takes, one dict per agent."""
+    surrogate = params.get("surrogate", "gp")
+    clip = params.get("clip", True)
+    if not isinstance(clip, bool):
+        raise InvalidInputError(f"clip must be true or false, got {clip!r}.")
+    C = np.asarray(problem.hints["C"], dtype=float)
+    out = []
+    for i in range(problem.n_agents):
+        model: dict[str, Any] = {
+            "clip": C[i].tolist() if clip else None,
+            "beta": params.get("beta", 3.0),
+            "n_agents": problem.n_agents,
+            "kind": surrogate,
+        }
+        if surrogate == "oracle":
+            model["values"] = {"f": problem.f[i], "g": problem.g[i]}
+        else:
+            if problem.kernel is None:
+                raise InvalidInputError(f"problem {problem.name!r} gives no kernel for the agents' GPs.")
+            model.update(
+                kernel=dict(problem.kernel), noise=problem.gp_noise, gp_method=params.get("gp_method", "auto")
+            )
+        out.append(
+            {
+                "agent": i,
+                "grid": problem.grids[i],
+                "m": problem.m,
+                "A": problem.A[i],
+                "horizon": int(horizon),
+                "seed": [int(seed), int(trial), 2, i],
+                "tie_break": params.get("tie_break", "random"),
+                "system": {
+                    "f": problem.f[i],
+                    "g": problem.g[i],
+                    "noise_std": problem.noise_std,
+                    "constraint_noise_std": problem.constraint_noise_std,
+                    "seed": [int(seed), int(trial), 1, i],
+                },
+                "model": model,
+            }
+        )
+    return out
+
+
+def build_setup(method: str, problem, params: dict[str, Any], horizon: int, seed: int, trial: int) -> Setup:
+    return METHODS.get(method)(problem, dict(params), int(horizon), int(seed), int(trial))

@@ -1,0 +1,519 @@
+r"""Multi-agent problem instances (000 eq. 2.1) and their ground truth.
+
+.. math::
+
+    \min_{x_i \in \mathcal X^i}\ \sum_{i=1}^N f_i(x_i) \quad \text{s.t.} \quad
+    \sum_{i=1}^N g_i(x_i) \le 0 \in \mathbb R^m, \qquad \sum_{i=1}^N A_i x_i = b \in \mathbb R^l.
+
+**Sense.** The objective is always *minimized* here (the :math:`f_i` are costs, as in the paper); a
+problem whose natural quantity is a utility (power allocation: :math:`f_i = -U_i`) says so in
+``utility`` and reports are given in that quantity too.
+
+Every :math:`\mathcal X^i` is a finite grid (000 App. D: "we use pure grid search"), and the true
+:math:`f_i, g_i` are tabulated on it; a :class:`MultiAgentProblem` holds those tables, the affine data,
+the noise levels, the kernel the agents model with, and the **public constants** a method may use
+(``hints``: the clipping bounds :math:`C_{i,j}`, the Slater margin :math:`\xi` of Assumption 5, the
+:math:`\rho` of Assumption 6 / Lemma A.1 and :math:`B = \max_x \|Ax - b\|`, which the paper's theory
+mode assumes known).
+
+**Ground truth** :math:`x^*` (for regret), by :func:`grid_optimum`:
+
+- ``"exhaustive"``: search over the joint grid :math:`\prod_i \mathcal X^i` (used when it has at most
+  ``max_joint`` points);
+- ``"milp"``: otherwise, the exact mixed-integer program "pick one grid point per agent" (binary
+  :math:`z_{ik}`, :math:`\sum_k z_{ik} = 1`, the coupled constraints linear in :math:`z`), solved by HiGHS
+  (``scipy.optimize.milp``); tested against the exhaustive search;
+- ``"given"``: a factory's closed form (power allocation: water-filling over the continuous box, the
+  paper's :math:`\mathcal X^i` being intervals).
+
+Equality constraints hold on the grid to ``1e-9``. :func:`distribution_optimum` solves the relaxation
+over distributions (an LP over the agents' marginals, since every function is separable): the best
+feasible *distribution*, which is why the regret of a soft-constraint method can be negative; and
+:func:`slater_margin` the largest :math:`\xi` of Assumption 5 (the same LP with a margin).
+
+Registered factories (``MULTIAGENT_PROBLEMS``): ``gp-samples`` (000 Sec. 5.1), ``power-allocation``
+(Sec. 5.2, eq. 5.1, with utilities of our choice and a water-filling answer), ``counterexample``
+(App. B, Table 1).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ckb._validation import check_finite_array, check_params, check_scalar
+from ckb.errors import InvalidInputError
+from ckb.registry import Registry
+
+MULTIAGENT_PROBLEMS: Registry = Registry("multi-agent problem")
+_EQ_TOL = 1e-9
+
+
+class MultiAgentProblem:
+    """Tables of one instance of (2.1); see the module docstring.
+
+    Parameters
+    ----------
+    grids:
+        ``N`` arrays ``(G_i, n_i)``.
+    f, g:
+        ``N`` arrays ``(G_i,)`` and ``(G_i, m)`` of true values.
+    A, b:
+        ``N`` arrays ``(l, n_i)`` and ``(l,)``; ``None`` for no affine constraint (``l = 0``).
+    noise_std, constraint_noise_std:
+        Standard deviations of the Gaussian reading noise of ``f_i`` and of each ``g_{i,j}``.
+    kernel, gp_noise:
+        The kernel spec the agents' GPs use and the GP noise parameter λ.
+    optimum:
+        ``None`` (computed on demand by :func:`grid_optimum`) or a dict ``{"f_star", "method", ...}``.
+    hints:
+        Public constants (``C`` as an ``(N, m+1)`` list, ``xi``, ``rho``, ``B``); ``C`` defaults to the
+        largest absolute table values, ``B`` to :func:`affine_range`.
+    utility:
+        ``None`` or a description of the utility ``-f`` the problem's own literature reports.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        grids: list,
+        f: list,
+        g: list | None = None,
+        A: list | None = None,
+        b: Any = None,
+        *,
+        noise_std: float = 0.0,
+        constraint_noise_std: float | None = None,
+        kernel: dict | None = None,
+        gp_noise: float = 0.02**2,
+        optimum: dict | None = None,
+        hints: dict | None = None,
+        metadata: dict | None = None,
+        utility: str | None = None,
+    ) -> None:
+        self.name = name
+        if not grids:
+            raise InvalidInputError("a multi-agent problem needs at least one agent.")
+        self.grids = []
+        for i, X in enumerate(grids):
+            X = check_finite_array(X, f"grid of agent {i}")
+            self.grids.append(X[:, None] if X.ndim == 1 else X)
+        N = len(self.grids)
+        if len(f) != N:
+            raise InvalidInputError(f"f must have one table per agent ({N}), got {len(f)}.")
+        self.f = [
+            check_finite_array(fi, f"f of agent {i}", shape=(X.shape[0],))
+            for i, (fi, X) in enumerate(zip(f, self.grids))
+        ]
+        if g is None:
+            g = [np.zeros((X.shape[0], 0)) for X in self.grids]
+        if len(g) != N:
+            raise InvalidInputError(f"g must have one table per agent ({N}), got {len(g)}.")
+        self.g = []
+        for i, (gi, X) in enumerate(zip(g, self.grids)):
+            gi = np.asarray(gi, dtype=float)
+            gi = gi.reshape(X.shape[0], -1) if gi.size else np.zeros((X.shape[0], 0))
+            self.g.append(check_finite_array(gi, f"g of agent {i}", ndim=2))
+        ms = {gi.shape[1] for gi in self.g}
+        if len(ms) != 1:
+            raise InvalidInputError(
+                f"every agent must have the same number m of constraints, got {sorted(ms)}."
+            )
+        self.m = ms.pop()
+        if A is None:
+            self.A = [np.zeros((0, X.shape[1])) for X in self.grids]
+            self.b = np.zeros(0)
+        else:
+            if len(A) != N:
+                raise InvalidInputError(f"A must have one block per agent ({N}), got {len(A)}.")
+            self.A = [check_finite_array(Ai, f"A_{i}", ndim=2) for i, Ai in enumerate(A)]
+            self.b = check_finite_array(b, "b", ndim=1)
+            for i, (Ai, X) in enumerate(zip(self.A, self.grids)):
+                if Ai.shape != (self.b.shape[0], X.shape[1]):
+                    raise InvalidInputError(
+                        f"A_{i} must have shape (l, n_i) = ({self.b.shape[0]}, {X.shape[1]}), got {Ai.shape}."
+                    )
+        self.l = self.b.shape[0]
+        self.noise_std = check_scalar(noise_std, "noise_std", low=0.0)
+        self.constraint_noise_std = check_scalar(
+            self.noise_std if constraint_noise_std is None else constraint_noise_std,
+            "constraint_noise_std",
+            low=0.0,
+        )
+        self.kernel = dict(kernel) if kernel is not None else None
+        self.gp_noise = check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
+        self.metadata = dict(metadata or {})
+        self.utility = utility
+        hints = dict(hints or {})
+        if "C" not in hints:
+            hints["C"] = [
+                [float(np.max(np.abs(fi)))] + [float(np.max(np.abs(gi[:, j]))) for j in range(self.m)]
+                for fi, gi in zip(self.f, self.g)
+            ]
+        if "B" not in hints:
+            hints["B"] = affine_range(self)
+        self.hints = hints
+        self._optimum = dict(optimum) if optimum is not None else None
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def n_agents(self) -> int:
+        return len(self.grids)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [X.shape[0] for X in self.grids]
+
+    @property
+    def ax_tables(self) -> list[np.ndarray]:
+        """``(G_i, l)`` values of ``A_i x`` on each grid."""
+        return [X @ Ai.T for X, Ai in zip(self.grids, self.A)]
+
+    # ----------------------------------------------------------- ground truth
+    @property
+    def optimum(self) -> dict[str, Any]:
+        if self._optimum is None:
+            self._optimum = grid_optimum(self)
+        return self._optimum
+
+    @property
+    def f_star(self) -> float:
+        return float(self.optimum["f_star"])
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-friendly facts of the instance (recorded in traces and summary.json)."""
+        opt = {k: v for k, v in self.optimum.items() if k != "indices"}
+        return {
+            "name": self.name,
+            "n_agents": self.n_agents,
+            "m": self.m,
+            "l": self.l,
+            "grid_sizes": self.sizes,
+            "noise_std": self.noise_std,
+            "constraint_noise_std": self.constraint_noise_std,
+            "kernel": self.kernel,
+            "gp_noise": self.gp_noise,
+            "b": self.b.tolist(),
+            "optimum": opt,
+            "hints": self.hints,
+            "utility": self.utility,
+            **self.metadata,
+        }
+
+
+# --------------------------------------------------------------------------------- solvers
+def affine_range(problem: MultiAgentProblem) -> float:
+    r""":math:`B = \max_x \|Ax - b\|` over the joint grid (exact for ``l = 1``; for ``l > 1`` the upper bound
+    :math:`\|(\max_x |(Ax - b)_r|)_r\|`)."""
+    if problem.l == 0:
+        return 0.0
+    lo = sum(t.min(axis=0) for t in problem.ax_tables) - problem.b
+    hi = sum(t.max(axis=0) for t in problem.ax_tables) - problem.b
+    return float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
+
+
+def _joint(tables: list[np.ndarray]) -> np.ndarray:
+    """Sum over agents on the joint grid: ``(prod G_i, k)`` from ``N`` tables ``(G_i, k)`` (C order)."""
+    out = tables[0]
+    for t in tables[1:]:
+        out = (out[:, None, :] + t[None, :, :]).reshape(-1, t.shape[1])
+    return out
+
+
+def joint_size(problem: MultiAgentProblem) -> int:
+    return int(np.prod([float(s) for s in problem.sizes]))
+
+
+def grid_optimum(
+    problem: MultiAgentProblem, method: str = "auto", max_joint: int = 4_000_000
+) -> dict[str, Any]:
+    """The best feasible joint grid point: ``{"f_star", "indices", "method", ...}`` (module docstring)."""
+    if method == "auto":
+        method = "exhaustive" if joint_size(problem) <= max_joint else "milp"
+    if method == "exhaustive":
+        return _exhaustive(problem)
+    if method == "milp":
+        return _milp(problem)
+    raise InvalidInputError(f"optimum method must be 'auto', 'exhaustive' or 'milp', got {method!r}.")
+
+
+def _exhaustive(problem: MultiAgentProblem) -> dict[str, Any]:
+    F = _joint([fi[:, None] for fi in problem.f])[:, 0]
+    feas = np.ones(F.shape[0], dtype=bool)
+    if problem.m:
+        Gs = _joint(problem.g)
+        feas &= np.all(Gs <= 0.0, axis=1)
+    if problem.l:
+        AX = _joint(problem.ax_tables) - problem.b
+        feas &= np.all(np.abs(AX) <= _EQ_TOL * max(1.0, float(np.abs(problem.b).max())), axis=1)
+    if not feas.any():
+        raise InvalidInputError(f"problem {problem.name!r} has no feasible point on the joint grid.")
+    Ff = np.where(feas, F, np.inf)
+    k = int(np.argmin(Ff))
+    f_star = float(F[k])
+    idx = [int(v) for v in np.unravel_index(k, problem.sizes)]
+    out: dict[str, Any] = {"f_star": f_star, "indices": idx, "method": "exhaustive"}
+    out["x_star"] = [problem.grids[i][j].tolist() for i, j in enumerate(idx)]
+    k_free = int(np.argmin(F))
+    out["unconstrained_f"] = float(F[k_free])
+    out["active"] = bool(not feas[k_free])  # the unconstrained minimizer violates a constraint
+    if problem.m and problem.l == 0:
+        infeasible = np.any(Gs > 0.0, axis=1)
+        # Condition 2 of Theorem 4.2: zeta = min over infeasible points of f - f* (> 0: it holds)
+        out["zeta"] = float(F[infeasible].min() - f_star) if infeasible.any() else None
+    return out
+
+
+def _milp(problem: MultiAgentProblem) -> dict[str, Any]:
+    from scipy.optimize import Bounds, milp
+
+    c, cons = _assignment_lp(problem)
+    res = milp(c, constraints=cons, integrality=np.ones_like(c), bounds=Bounds(0.0, 1.0))
+    if res.status != 0:
+        raise InvalidInputError(
+            f"problem {problem.name!r}: the MILP found no feasible joint grid point ({res.message})."
+        )
+    z = np.round(res.x).astype(int)
+    offs = np.cumsum([0, *problem.sizes])
+    idx = [int(np.argmax(z[offs[i] : offs[i + 1]])) for i in range(problem.n_agents)]
+    f_star = float(sum(fi[k] for fi, k in zip(problem.f, idx)))
+    return {
+        "f_star": f_star,
+        "indices": idx,
+        "method": "milp",
+        "x_star": [problem.grids[i][j].tolist() for i, j in enumerate(idx)],
+    }
+
+
+def _assignment_lp(problem: MultiAgentProblem, margin: bool = False):
+    """Objective and constraints over ``z_{ik}`` (one block per agent): one-hot rows, coupled rows."""
+    from scipy.optimize import LinearConstraint
+
+    sizes = problem.sizes
+    n = sum(sizes) + (1 if margin else 0)
+    c = np.concatenate(problem.f + ([np.zeros(1)] if margin else []))
+    rows = []
+    onehot = np.zeros((problem.n_agents, n))
+    offs = np.cumsum([0, *sizes])
+    for i in range(problem.n_agents):
+        onehot[i, offs[i] : offs[i + 1]] = 1.0
+    rows.append(LinearConstraint(onehot, 1.0, 1.0))
+    if problem.m:
+        Gm = np.concatenate(problem.g, axis=0).T  # (m, sum G)
+        if margin:
+            Gm = np.hstack([Gm, np.ones((problem.m, 1))])  # sum g + s <= 0
+        rows.append(LinearConstraint(Gm, -np.inf, 0.0))
+    if problem.l:
+        Am = np.concatenate(problem.ax_tables, axis=0).T  # (l, sum G)
+        if margin:
+            Am = np.hstack([Am, np.zeros((problem.l, 1))])
+        rows.append(LinearConstraint(Am, problem.b, problem.b))
+    return c, rows
+
+
+def distribution_optimum(problem: MultiAgentProblem) -> float | None:
+    """:math:`\\min_\\pi E_\\pi f` s.t. :math:`E_\\pi g \\le 0`, :math:`E_\\pi Ax = b` (LP over the marginals)."""
+    from scipy.optimize import Bounds, milp
+
+    c, cons = _assignment_lp(problem)
+    res = milp(c, constraints=cons, integrality=np.zeros_like(c), bounds=Bounds(0.0, 1.0))
+    return float(res.fun) if res.status == 0 else None
+
+
+def slater_margin(problem: MultiAgentProblem) -> float | None:
+    r"""The largest :math:`\xi` with :math:`E_\pi g \le -\xi e`, :math:`E_\pi Ax = b` for some distribution
+    (Assumption 5); ``None`` when ``m = 0`` (no black-box constraint)."""
+    from scipy.optimize import Bounds, milp
+
+    if problem.m == 0:
+        return None
+    c, cons = _assignment_lp(problem, margin=True)
+    c = np.zeros_like(c)
+    c[-1] = -1.0  # maximize s
+    lb = np.zeros_like(c)
+    ub = np.ones_like(c)
+    lb[-1], ub[-1] = -np.inf, np.inf
+    res = milp(c, constraints=cons, integrality=np.zeros_like(c), bounds=Bounds(lb, ub))
+    return float(-res.fun) if res.status == 0 else None
+
+
+def water_filling(gains: np.ndarray, budget: float, p_max: float) -> tuple[np.ndarray, float]:
+    r"""Maximize :math:`\sum_i \log(1 + a_i p_i)` s.t. :math:`\sum_i p_i = P`, :math:`0 \le p_i \le p_{\max}`.
+
+    KKT: :math:`p_i = \min\{p_{\max}, [w - 1/a_i]^+\}` with the water level ``w`` set by bisection so that
+    the budget is spent exactly. Returns ``(p*, w)``.
+    """
+    a = np.asarray(gains, dtype=float)
+    if budget < 0 or budget > p_max * a.shape[0]:
+        raise InvalidInputError(
+            f"budget P must be in [0, N p_max] = [0, {p_max * a.shape[0]}], got {budget}."
+        )
+    lo, hi = 0.0, p_max + float(np.max(1.0 / a))
+    for _ in range(200):
+        w = 0.5 * (lo + hi)
+        if np.clip(w - 1.0 / a, 0.0, p_max).sum() > budget:
+            hi = w
+        else:
+            lo = w
+    w = 0.5 * (lo + hi)
+    return np.clip(w - 1.0 / a, 0.0, p_max), w
+
+
+def make_multiagent_problem(name: str, rng: np.random.Generator, **params: Any) -> MultiAgentProblem:
+    """Build a registered multi-agent problem; unknown parameters get an error naming the closest."""
+    factory = MULTIAGENT_PROBLEMS.get(name)
+    check_params(factory, params, f"multi-agent problem {name!r}", skip=("rng",))
+    return factory(rng, **params)
+
+
+# ------------------------------------------------------------------------------- factories
+@MULTIAGENT_PROBLEMS.register("gp-samples")
+def gp_samples(
+    rng: np.random.Generator,
+    *,
+    n_agents: int = 3,
+    m: int = 2,
+    grid_size: int = 100,
+    lengthscale: float = 0.2,
+    variance: float = 1.0,
+    noise_std: float = 0.02,
+    gp_noise: float = 0.02**2,
+    jitter: float = 1e-8,
+    min_slater: float = 0.05,
+    require_active: bool = False,
+    max_tries: int = 1000,
+) -> MultiAgentProblem:
+    r"""000 Sec. 5.1: :math:`f_i, g_{i,j}` sampled from :math:`\mathcal{GP}(0, k_{SE})` on a grid of ``[-1, 1]``.
+
+    Each of the ``N (m + 1)`` functions is an independent joint draw on the agent's grid (Cholesky of
+    :math:`K + \text{jitter}\,I`). Instances whose Slater margin (Assumption 5, :func:`slater_margin`)
+    is below ``min_slater`` are redrawn, and with ``require_active`` also those whose unconstrained
+    minimizer is feasible (constraint inactive); the number of draws is recorded. Clipping bounds
+    :math:`C_{i,j}` = the largest absolute value of each table (the bound the clipping of Lemma 3.1
+    needs; GP draws have no finite RKHS norm to use instead).
+    """
+    N = int(check_scalar(n_agents, "n_agents", low=1, integer=True))
+    m = int(check_scalar(m, "m", low=0, integer=True))
+    G = int(check_scalar(grid_size, "grid_size", low=2, integer=True))
+    ls = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
+    var = check_scalar(variance, "variance", low=0.0, low_inclusive=False)
+    grid = np.linspace(-1.0, 1.0, G)[:, None]
+    K = var * np.exp(-0.5 * ((grid - grid.T) / ls) ** 2) + jitter * np.eye(G)
+    L = np.linalg.cholesky(K)
+    kernel = {"type": "se", "lengthscale": ls, "variance": var}
+    for tries in range(1, int(max_tries) + 1):
+        draws = L @ rng.standard_normal((G, N * (m + 1)))
+        f = [draws[:, i * (m + 1)] for i in range(N)]
+        g = [draws[:, i * (m + 1) + 1 : (i + 1) * (m + 1)] for i in range(N)]
+        prob = MultiAgentProblem(
+            "gp-samples",
+            [grid] * N,
+            f,
+            g,
+            noise_std=noise_std,
+            kernel=kernel,
+            gp_noise=gp_noise,
+        )
+        xi = slater_margin(prob)
+        if m and (xi is None or xi < min_slater):
+            continue
+        if require_active and m and not prob.optimum["active"]:
+            continue
+        prob.hints["xi"] = xi
+        prob.metadata.update(
+            draws=tries,
+            slater_margin=xi,
+            f_star_distribution=distribution_optimum(prob),
+            choices="grid, lengthscale, noise, instance filter: ours (000 gives none)",
+        )
+        return prob
+    raise InvalidInputError(
+        f"no gp-samples instance with Slater margin >= {min_slater}{' and an active constraint' if require_active else ''} "
+        f"in {max_tries} draws; lower min_slater."
+    )
+
+
+@MULTIAGENT_PROBLEMS.register("power-allocation")
+def power_allocation(
+    rng: np.random.Generator,
+    *,
+    n_agents: int = 5,
+    p_max: float = 2.0,
+    budget_fraction: float = 0.4,
+    gain_low: float = 0.2,
+    gain_high: float = 5.0,
+    grid_size: int = 101,
+    noise_std: float = 0.02,
+    lengthscale: float = 0.5,
+    variance: float = 1.0,
+    gp_noise: float = 0.02**2,
+) -> MultiAgentProblem:
+    r"""000 Sec. 5.2, eq. 5.1: :math:`\max \sum_i U_i(p_i)` s.t. :math:`\sum_i p_i = P`, :math:`p_i \in [0, p_{\max}]`.
+
+    The paper gives neither the utilities, ``N``, ``P``, the bounds nor ``T``; **our choice** is the
+    parallel Gaussian channel rate :math:`U_i(p) = \ln(1 + a_i p)` with gain-to-noise ratios
+    :math:`a_i = h_i / n_i` log-uniform on ``[gain_low, gain_high]`` (drawn per instance), budget
+    :math:`P = \text{budget\_fraction} \cdot N p_{\max}`, a grid of ``grid_size`` points on
+    :math:`[0, p_{\max}]` (containing :math:`P/N`). Costs :math:`f_i = -U_i`; :math:`A_i = 1`, :math:`b = P`,
+    ``m = 0``. The optimum over the continuous box is water-filling (:func:`water_filling`, closed form
+    up to the water level), the known answer regret is measured against. :math:`\rho` of Lemma A.1:
+    the ball around :math:`\tilde x = (P/N) e` inside the box, :math:`\tilde\rho = \min(P/N, p_{\max} - P/N)`,
+    and :math:`\|A_l^{-1}\|_{\infty,2} = 1`.
+    """
+    N = int(check_scalar(n_agents, "n_agents", low=1, integer=True))
+    p_max = check_scalar(p_max, "p_max", low=0.0, low_inclusive=False)
+    frac = check_scalar(
+        budget_fraction, "budget_fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
+    lo = check_scalar(gain_low, "gain_low", low=0.0, low_inclusive=False)
+    hi = check_scalar(gain_high, "gain_high", low=lo)
+    G = int(check_scalar(grid_size, "grid_size", low=2, integer=True))
+    a = np.exp(rng.uniform(math.log(lo), math.log(hi), size=N))
+    P = frac * N * p_max
+    grid = np.linspace(0.0, p_max, G)[:, None]
+    f = [-np.log1p(ai * grid[:, 0]) for ai in a]
+    p_star, level = water_filling(a, P, p_max)
+    f_star = float(-np.log1p(a * p_star).sum())
+    share = P / N
+    prob = MultiAgentProblem(
+        "power-allocation",
+        [grid] * N,
+        f,
+        None,
+        A=[np.ones((1, 1))] * N,
+        b=np.array([P]),
+        noise_std=noise_std,
+        kernel={"type": "se", "lengthscale": lengthscale, "variance": variance},
+        gp_noise=gp_noise,
+        optimum={
+            "f_star": f_star,
+            "x_star": p_star.tolist(),
+            "method": "given (water-filling)",
+            "water_level": level,
+        },
+        hints={"rho": float(min(share, p_max - share))},
+        metadata={"gains": a.tolist(), "budget": P, "p_max": p_max},
+        utility="sum_i ln(1 + a_i p_i) (rate, nats)",
+    )
+    return prob
+
+
+@MULTIAGENT_PROBLEMS.register("counterexample")
+def counterexample(rng: np.random.Generator) -> MultiAgentProblem:
+    """000 App. B, Table 1: one agent, X = {-1, 0, 1}, f = (1, 0.5, -1), g = (-1, 0, 2), no noise.
+
+    The constrained optimum is x = 0 (f = 0.5). Run it with the ``oracle`` model (the values known
+    exactly, as the appendix assumes). ``rng`` is unused.
+    """
+    grid = np.array([[-1.0], [0.0], [1.0]])
+    return MultiAgentProblem(
+        "counterexample",
+        [grid],
+        [np.array([1.0, 0.5, -1.0])],
+        [np.array([[-1.0], [0.0], [2.0]])],
+        noise_std=0.0,
+        hints={"C": [[1.0, 2.0]]},
+        metadata={"table": "000 App. B Table 1"},
+    )

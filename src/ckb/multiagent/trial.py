@@ -1,0 +1,261 @@
+"""One multi-agent trial: a seeded run of a method on a problem instance, on a backend, checkpointable.
+
+Seeds follow :mod:`ckb.runner.trial`: trial ``k`` of a run with seed ``s`` draws the instance from
+``SeedSequence(s, spawn_key=(k, 0))``; agent ``i``'s system noise uses ``spawn_key=(k, 1, i)`` and its
+decision randomness ``spawn_key=(k, 2, i)``. Every method of an experiment sees the same instances and
+noise streams, and the backend (in-process or Ray) cannot change a decision.
+
+**The two channels.** The trial drives the algorithm only through its coordinator
+(:func:`~ckb.multiagent.coordinator.play_rounds`: algorithm messages). Separately, as the experimenter,
+it reads each agent's :class:`~ckb.multiagent.environment.EnvironmentLog` (true values of the queried
+points) to build the :class:`MultiAgentTrace` that metrics use, and the agents' ``state_dict`` for
+checkpoints. Neither reaches the coordinator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ckb._validation import check_scalar
+from ckb.io import load_state, save_state
+from ckb.multiagent.backends import make_backend
+from ckb.multiagent.coordinator import play_rounds
+from ckb.multiagent.methods import build_setup
+from ckb.multiagent.problems import make_multiagent_problem
+
+
+@dataclass(frozen=True)
+class MultiAgentTrialConfig:
+    """Everything that determines a multi-agent trial (``algorithm`` is the spec's label)."""
+
+    algorithm: str
+    method: str
+    problem: str
+    horizon: int
+    trial: int = 0
+    seed: int = 0
+    method_params: dict[str, Any] = field(default_factory=dict)
+    problem_params: dict[str, Any] = field(default_factory=dict)
+    backend: str = "inprocess"
+    backend_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_scalar(self.horizon, "horizon (T)", low=1, integer=True)
+        check_scalar(self.trial, "trial", low=0, integer=True)
+        check_scalar(self.seed, "seed", low=0, integer=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def config_hash(self) -> str:
+        """Hash of what determines the numbers (not the trial index, not where Ray runs)."""
+        d = self.to_dict()
+        d.pop("trial")
+        d.pop("backend_options")
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def rng(self, stream: int) -> np.random.Generator:
+        return np.random.default_rng(
+            np.random.SeedSequence(entropy=self.seed, spawn_key=(self.trial, stream))
+        )
+
+
+class MultiAgentTrace:
+    """Per-round record of a trial (true values; saved as a pickle-free ``.npz``).
+
+    ``index`` (T, N) grid indices, ``x`` (T, n) stacked points, ``f`` (T, N) true :math:`f_i`,
+    ``g`` (T, N, m) true :math:`g_i`, ``d`` (T, l) :math:`\\sum_i A_i x_i - b`, ``seconds`` (T,) wall time of
+    each round (all agents' steps and the coordinator's update, on the trial's backend), ``internals``
+    (coordinator quantities after each round's update, e.g. the duals), ``f_star`` and ``meta``.
+    """
+
+    def __init__(
+        self, *, index, x, f, g, d, seconds, internals, f_star: float, horizon: int, meta: dict
+    ) -> None:
+        self.index = np.asarray(index, dtype=np.int64)
+        self.x = np.asarray(x, dtype=float)
+        self.f = np.asarray(f, dtype=float)
+        self.g = np.asarray(g, dtype=float)
+        self.d = np.asarray(d, dtype=float)
+        self.seconds = np.asarray(seconds, dtype=float)
+        self.internals = {k: np.asarray(v, dtype=float) for k, v in internals.items()}
+        self.f_star = float(f_star)
+        self.horizon = int(horizon)
+        self.meta = dict(meta)
+
+    @property
+    def t(self) -> int:
+        return self.f.shape[0]
+
+    @property
+    def F(self) -> np.ndarray:
+        return self.f.sum(axis=1)
+
+    @property
+    def G(self) -> np.ndarray:
+        return self.g.sum(axis=1)
+
+    def curves(self) -> dict[str, np.ndarray]:
+        from ckb.multiagent.metrics import curves
+
+        return curves(self.F, self.G, self.d, self.f_star)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "x": self.x,
+            "f": self.f,
+            "g": self.g,
+            "d": self.d,
+            "seconds": self.seconds,
+            "internals": self.internals,
+            "f_star": self.f_star,
+            "horizon": self.horizon,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_state(cls, s: dict[str, Any]) -> MultiAgentTrace:
+        return cls(**s)
+
+    def save(self, path: str | Path) -> None:
+        save_state(path, self.state_dict())
+
+    @classmethod
+    def load(cls, path: str | Path) -> MultiAgentTrace:
+        return cls.from_state(load_state(path))
+
+
+class MultiAgentTrial:
+    """A running trial; ``run()`` plays to the horizon. Close it (or use ``with``) to release the backend."""
+
+    def __init__(
+        self, config: MultiAgentTrialConfig, *, backend: str | None = None, **backend_options: Any
+    ) -> None:
+        self.config = config
+        T = config.horizon
+        self.problem = make_multiagent_problem(config.problem, config.rng(0), **config.problem_params)
+        self.setup = build_setup(
+            config.method, self.problem, config.method_params, T, config.seed, config.trial
+        )
+        self.coordinator = self.setup.coordinator
+        opts = {**config.backend_options, **backend_options}
+        self.backend = make_backend(
+            backend or config.backend, self.setup.agent_cls, self.setup.agent_kwargs, **opts
+        )
+        self.n_agents = self.problem.n_agents
+        self._seconds = np.zeros(T)
+        self._internals: dict[str, np.ndarray] = {}
+
+    @property
+    def t(self) -> int:
+        return self.coordinator.t - 1
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.config.horizon
+
+    def _record(self, t: int, seconds: float, internals: dict[str, np.ndarray]) -> None:
+        self._seconds[t - 1] = seconds
+        for k, v in internals.items():
+            v = np.asarray(v, dtype=float).reshape(-1)
+            arr = self._internals.get(k)
+            if arr is None:
+                arr = self._internals[k] = np.full((self.config.horizon, v.shape[0]), np.nan)
+            arr[t - 1] = v
+
+    def run(self, until: int | None = None, callback=None) -> MultiAgentTrace:
+        """Play rounds up to ``until`` (default: the horizon); ``callback(t)`` after each round."""
+        stop = self.config.horizon if until is None else min(int(until), self.config.horizon)
+
+        def on_round(t, seconds, internals):
+            self._record(t, seconds, internals)
+            if callback is not None:
+                callback(t)
+
+        play_rounds(self.backend, self.coordinator, max(stop - self.t, 0), on_round)
+        return self.trace()
+
+    # ----------------------------------------------------- environment side
+    def trace(self) -> MultiAgentTrace:
+        """Assemble the trace from the agents' environment logs (the harness channel)."""
+        logs = self.backend.call("environment_log", [None] * self.n_agents)
+        t = self.t
+        p = self.problem
+        index = (
+            np.stack([lg.index[:t] for lg in logs], axis=1)
+            if t
+            else np.zeros((0, self.n_agents), dtype=np.int64)
+        )
+        x = (
+            np.concatenate([lg.x[:t] for lg in logs], axis=1)
+            if t
+            else np.zeros((0, sum(X.shape[1] for X in p.grids)))
+        )
+        f = np.stack([lg.f[:t] for lg in logs], axis=1) if t else np.zeros((0, self.n_agents))
+        g = np.stack([lg.g[:t] for lg in logs], axis=1) if t else np.zeros((0, self.n_agents, p.m))
+        ax = p.ax_tables
+        d = sum(ax[i][index[:, i]] for i in range(self.n_agents)) - p.b if t else np.zeros((0, p.l))
+        meta = {
+            "config": self.config.to_dict(),
+            "config_hash": self.config.config_hash(),
+            "problem": p.describe(),
+            "method": self.setup.record,
+        }
+        return MultiAgentTrace(
+            index=index,
+            x=x,
+            f=f,
+            g=g.reshape(t, self.n_agents, p.m),
+            d=np.asarray(d).reshape(t, p.l),
+            seconds=self._seconds[:t].copy(),
+            internals={k: v[:t].copy() for k, v in self._internals.items()},
+            f_star=p.f_star,
+            horizon=self.config.horizon,
+            meta=meta,
+        )
+
+    # ------------------------------------------------------------ checkpoint
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.config.to_dict(),
+            "coordinator": self.coordinator.state_dict(),
+            "agents": self.backend.call("state_dict", [None] * self.n_agents),
+            "seconds": self._seconds[: self.t].copy(),
+            "internals": {k: v[: self.t].copy() for k, v in self._internals.items()},
+        }
+
+    def save_checkpoint(self, path: str | Path) -> None:
+        save_state(path, self.state_dict())
+
+    @classmethod
+    def resume(
+        cls, path: str | Path, *, backend: str | None = None, **backend_options: Any
+    ) -> MultiAgentTrial:
+        """Rebuild a trial from a checkpoint (on any backend); continuing gives the uninterrupted run."""
+        state = load_state(path)
+        trial = cls(MultiAgentTrialConfig(**state["config"]), backend=backend, **backend_options)
+        trial.coordinator.load_state_dict(state["coordinator"])
+        trial.backend.call("load_state_dict", state["agents"])
+        t = trial.t
+        trial._seconds[:t] = state["seconds"]
+        for k, v in state["internals"].items():
+            v = np.asarray(v, dtype=float).reshape(t, -1)
+            trial._internals[k] = np.full((trial.config.horizon, v.shape[1]), np.nan)
+            trial._internals[k][:t] = v
+        return trial
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> MultiAgentTrial:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,201 @@
+"""Executors: the Ray executor gives the same traces as the serial one; a clear message without Ray.
+
+The Ray tests share one local Ray instance (2 CPUs) per test process; the executor finds it initialized,
+uses it, and leaves it running (it stops only instances it started itself)."""
+
+import builtins
+import logging
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from ckb._parallel import INSTALL_HINT, RayNotInstalledError, RaySession, explain_worker_error, probe_address
+from ckb.errors import CKBError, UnknownNameError
+from ckb.runner import Trace, TrialConfig, run_sweep
+from ckb.runner.executors import ProcessExecutor, RayExecutor, SerialExecutor, get_executor
+from ckb.runner.sweep import trace_path
+
+
+def configs(trials=2, horizon=50):
+    return [
+        TrialConfig(
+            algorithm=a,
+            policy="igp-ucb",
+            problem="rkhs-synthetic",
+            horizon=horizon,
+            trial=k,
+            seed=3,
+            policy_params=pp,
+            problem_params={"n_grid": 30, "constraint": "neg-f-plus-h"},
+        )
+        for a, pp in (("ucb", {}), ("ucb-wide", {"beta": 3.0}))
+        for k in range(trials)
+    ]
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One local Ray instance (2 CPUs) per test process, shared by every Ray test of the suite: started
+    by the first one that needs it, stopped at the end of the session (session scope, so that pytest-xdist
+    splitting a module's tests over workers starts at most one instance per worker, never one per
+    module and worker). A module that finds Ray running uses it as is."""
+    ray = pytest.importorskip("ray")
+    owner = not ray.is_initialized()
+    if owner:
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
+    # Ray workers cannot import this test module (tests/ is not a package): ship its functions by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield ray
+    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    if owner:
+        ray.shutdown()
+
+
+def _square(x):
+    return x * x
+
+
+def _sleep_then_mark(task):
+    import os
+    import pathlib
+    import time
+
+    seconds, folder, name = task
+    pathlib.Path(folder, f"{name}.pid").write_text(str(os.getpid()))
+    time.sleep(seconds)
+    pathlib.Path(folder, f"{name}.done").touch()
+    return name
+
+
+def _fail_on_three(x):
+    if x == 3:
+        raise ValueError(f"task {x} fails")
+    return x
+
+
+def test_ray_sweep_gives_bit_identical_traces_to_serial(ray_local, tmp_path):
+    done = []
+    run_sweep(configs(), tmp_path / "serial", executor="serial")
+    run_sweep(configs(), tmp_path / "ray", workers=2, executor="ray", on_done=lambda c, s: done.append(s))
+    assert done == [False] * 4
+    for cfg in configs():
+        a = Trace.load(trace_path(tmp_path / "serial", cfg))
+        b = Trace.load(trace_path(tmp_path / "ray", cfg))
+        assert a.t == b.t == 50
+        for name in ("index", "x", "f", "g", "y", "c"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.internals.keys() == b.internals.keys()
+        for k in a.internals:
+            np.testing.assert_array_equal(a.internals[k], b.internals[k], err_msg=k)
+    assert ray_local.is_initialized()  # a session the executor did not start is left running
+
+
+def test_ray_executor_yields_every_task_once_and_reraises_a_task_error(ray_local):
+    ex = RayExecutor(2)
+    assert sorted(ex.map_unordered(_square, range(6))) == [(i, i * i) for i in range(6)]
+    assert list(ex.map_unordered(_square, [])) == []
+    with pytest.raises(ValueError, match="task 3 fails"):  # the task's own exception type
+        list(ex.map_unordered(_fail_on_three, range(6)))
+    # the instance survives the failure and still runs tasks
+    assert sorted(ex.map_unordered(_square, [7])) == [(7, 49)]
+
+
+def test_stopping_early_cancels_the_tasks_still_running(ray_local, tmp_path):
+    import time
+
+    tasks = [(0.0, str(tmp_path), "quick")] + [(60.0, str(tmp_path), f"slow-{i}") for i in range(3)]
+    results = RayExecutor(2).map_unordered(_sleep_then_mark, tasks)
+    assert next(results) == (tasks[0], "quick")
+    results.close()  # what an error or Ctrl-C in the consumer does: the generator's cleanup cancels the rest
+    # a slow task that had started runs in a worker process; cancelling kills it (instead of 60 s of sleep)
+    pids = [int(p.read_text()) for p in tmp_path.glob("slow-*.pid")]
+    deadline = time.monotonic() + 30.0  # a generous bound on Ray's kill, far below the tasks' 60 s
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in pids)
+    assert [p.name for p in tmp_path.glob("*.done")] == ["quick.done"]
+
+
+def test_missing_ray_gives_the_install_command(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(
+        RayNotInstalledError, match=r"--executor ray needs Ray.*pip install 'ckb\[ray\]'"
+    ) as info:
+        list(RayExecutor(2).map_unordered(_square, [1]))
+    assert isinstance(info.value, ImportError) and isinstance(info.value, CKBError)
+    assert INSTALL_HINT == "pip install 'ckb[ray]'"
+
+
+def test_get_executor_names_and_options():
+    assert isinstance(get_executor("serial"), SerialExecutor)
+    assert isinstance(get_executor("process", 1), SerialExecutor)
+    assert isinstance(get_executor("process", 2), ProcessExecutor)
+    ex = get_executor("ray", 1, address="auto")  # ray stays ray with one worker (it may be a cluster)
+    assert isinstance(ex, RayExecutor) and ex.workers == 1 and ex.address == "auto"
+    assert isinstance(get_executor("process", 2, address=None), ProcessExecutor)  # None options are ignored
+    with pytest.raises(UnknownNameError, match="Did you mean 'ray'"):
+        get_executor("rays")
+    with pytest.raises(CKBError, match="takes no options, got address"):
+        get_executor("process", 2, address="auto")
+    with pytest.raises(CKBError, match="Unknown option.*adress"):
+        get_executor("ray", 2, adress="auto")
+    with pytest.raises(CKBError, match="workers must be an integer >= 1, got 0"):
+        RayExecutor(0)
+
+
+def test_session_address_resolution(monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert RaySession().resolved_address() is None  # a private local instance
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert RaySession().resolved_address() == "10.0.0.1:6379"
+    assert RaySession("ray://head:10001").resolved_address() == "ray://head:10001"  # explicit wins
+    assert RaySession("local").resolved_address() is None
+    with pytest.raises(CKBError, match="address must be a Ray address"):
+        RaySession("  ")
+    assert os.environ["RAY_ADDRESS"] == "10.0.0.1:6379"
+
+
+def test_a_worker_without_ckb_gets_an_actionable_error():
+    err = explain_worker_error(RuntimeError("ModuleNotFoundError: No module named 'ckb'"))
+    assert isinstance(err, CKBError) and "install ckb" in str(err) and "runtime_env" in str(err)
+    other = ValueError("something else")
+    assert explain_worker_error(other) is other
+
+
+def test_an_unreachable_cluster_fails_fast_with_a_hint():
+    import socket
+
+    with socket.socket() as listener:  # a port where something listens: the probe passes
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        probe_address(f"127.0.0.1:{port}")
+        probe_address(f"ray://127.0.0.1:{port}")
+    with pytest.raises(CKBError, match=r"Cannot reach the Ray cluster at '127.0.0.1:\d+'.*ray start --head"):
+        probe_address(f"127.0.0.1:{port}")  # closed now: refused at once instead of Ray's minutes of retries
+    with pytest.raises(CKBError, match="not of the form host:port"):
+        probe_address("head-node")
+    probe_address("auto")  # resolved by Ray itself
