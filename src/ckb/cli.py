@@ -19,6 +19,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from ckb.cli_study import study_app
 from ckb.errors import CKBError
 
 app = typer.Typer(
@@ -27,6 +28,7 @@ app = typer.Typer(
     help="Constrained kernelized bandits: run the papers' experiments and your own.",
     pretty_exceptions_enable=False,
 )
+app.add_typer(study_app, name="study")  # ckb study list|show|export (cli_study.py)
 console = Console()
 err = Console(stderr=True)
 

@@ -158,3 +158,35 @@ def test_concurrent_workers_share_one_file(tmp_path):
         trials = s.trials("shared")
     assert len(trials) == 160 and [t["number"] for t in trials] == list(range(160))
     assert all(t["state"] == "complete" for t in trials)
+
+
+def test_atomic_block_is_one_transaction_and_rolls_back_on_error(store):
+    with store.atomic():
+        store.ask("demo", [1.0, 1.0], info={"source": "init", "round": 0})
+        store.save_policy_state("demo", 1, {"t": 1})
+    with pytest.raises(InvalidInputError), store.atomic():
+        store.ask("demo", [2.0, 2.0])
+        store.save_policy_state("demo", 2, {"t": 2})
+        store.tell("demo", 0, float("nan"), [0.0, 0.0])  # rejected: the whole block is undone
+    t = store.trials("demo")
+    assert len(t) == 1 and t[0]["info"] == {"source": "init", "round": 0}
+    assert store.latest_policy_state("demo") == (1, {"t": 1})
+
+
+def test_files_without_the_info_column_gain_it(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    old = (
+        "CREATE TABLE trials(id INTEGER PRIMARY KEY, study_id INTEGER NOT NULL, number INTEGER NOT NULL, "
+        "state TEXT NOT NULL, x TEXT NOT NULL, objective REAL, constraints TEXT, note TEXT, "
+        "asked_at REAL NOT NULL, told_at REAL, UNIQUE(study_id, number))"
+    )
+    conn.execute(old)
+    conn.commit()
+    conn.close()
+    with StudyStorage(path) as s:
+        s.create_study("demo", SPEC)
+        s.ask("demo", [1.0, 1.0])
+        assert s.trials("demo")[0]["info"] is None

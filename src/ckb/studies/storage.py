@@ -11,13 +11,20 @@ Schema (version 1)::
 
     studies(id, name UNIQUE, spec JSON, created)
     trials(id, study_id, number, state in {pending, complete, failed}, x JSON, objective, constraints JSON,
-           note, asked_at, told_at; UNIQUE(study_id, number))
+           note, asked_at, told_at, info JSON; UNIQUE(study_id, number))
     policy_states(study_id, step, state JSON, created; PRIMARY KEY(study_id, step))
 
 The storage checks what it can know on its own: the point's dimension and box and the number of
 constraint values against the study's ``spec`` (``{"lower": [...], "upper": [...], "m": m}``), finite
 values unless a trial is told as failed, and that the study and trial exist. A rejected call changes
 nothing.
+
+Compound operations: :meth:`StudyStorage.atomic` holds the file's write lock for a block of operations
+(``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on an exception), so a process can read the latest policy
+state, decide, record its ask and save the new state without another process interleaving; the
+operations inside join that one transaction. The ``info`` column (a JSON dict per trial, e.g. where a
+point came from and the policy's internals at the ask) was added after version 1 was first released;
+older files gain it when opened.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ CREATE TABLE IF NOT EXISTS studies(
 CREATE TABLE IF NOT EXISTS trials(
     id INTEGER PRIMARY KEY, study_id INTEGER NOT NULL REFERENCES studies(id), number INTEGER NOT NULL,
     state TEXT NOT NULL CHECK(state IN ('pending', 'complete', 'failed')), x TEXT NOT NULL,
-    objective REAL, constraints TEXT, note TEXT, asked_at REAL NOT NULL, told_at REAL,
+    objective REAL, constraints TEXT, note TEXT, asked_at REAL NOT NULL, told_at REAL, info TEXT,
     UNIQUE(study_id, number));
 CREATE TABLE IF NOT EXISTS policy_states(
     study_id INTEGER NOT NULL REFERENCES studies(id), step INTEGER NOT NULL, state TEXT NOT NULL,
@@ -114,6 +121,13 @@ class StudyStorage:
         for stmt in _SCHEMA.strip().split(";"):
             if stmt.strip():
                 self._conn.execute(stmt)
+        cols = {r["name"] for r in self._conn.execute("PRAGMA table_info(trials)")}
+        if "info" not in cols:  # files written before the info column existed
+            try:
+                self._conn.execute("ALTER TABLE trials ADD COLUMN info TEXT")
+            except sqlite3.OperationalError:  # another process added it first
+                pass
+        self._depth = 0
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
             self._conn.execute(
@@ -134,18 +148,31 @@ class StudyStorage:
         self.close()
 
     def _tx(self, immediate: bool = False):
+        store = self
         conn = self._conn
 
         class _T:
             def __enter__(self_inner):
-                conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+                if store._depth == 0:
+                    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+                store._depth += 1
                 return conn
 
             def __exit__(self_inner, exc_type, exc, tb):
-                conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                store._depth -= 1
+                if store._depth == 0:
+                    conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
                 return False
 
         return _T()
+
+    def atomic(self):
+        """A block of operations as one transaction holding the write lock (``with store.atomic(): ...``).
+
+        Operations inside join it; it commits at the end of the block and rolls everything back if the
+        block raises. Nested blocks join the outermost one.
+        """
+        return self._tx(immediate=True)
 
     # ---------------------------------------------------------------------------------- studies
     def create_study(self, name: str, spec: dict[str, Any], *, load_if_exists: bool = False) -> int:
@@ -189,19 +216,23 @@ class StudyStorage:
         return loads(self._study(name)["spec"])
 
     # ----------------------------------------------------------------------------------- trials
-    def ask(self, name: str, x: Any) -> int:
-        """Record an asked point as a pending trial; returns its number (0, 1, ... per study)."""
+    def ask(self, name: str, x: Any, info: dict[str, Any] | None = None) -> int:
+        """Record an asked point as a pending trial; returns its number (0, 1, ... per study).
+
+        ``info``: an optional JSON-able dict kept with the trial (e.g. its source, the policy's internals).
+        """
         study = self._study(name)
         spec = loads(study["spec"])
         x = self._check_point(spec, x)
+        info_text = None if info is None else dumps(dict(info))
         with self._tx(immediate=True) as c:
             row = c.execute(
                 "SELECT COALESCE(MAX(number), -1) AS n FROM trials WHERE study_id = ?", (study["id"],)
             ).fetchone()
             number = int(row["n"]) + 1
             c.execute(
-                "INSERT INTO trials(study_id, number, state, x, asked_at) VALUES (?, ?, 'pending', ?, ?)",
-                (study["id"], number, dumps(x.tolist()), time.time()),
+                "INSERT INTO trials(study_id, number, state, x, asked_at, info) VALUES (?, ?, 'pending', ?, ?, ?)",
+                (study["id"], number, dumps(x.tolist()), time.time(), info_text),
             )
         return number
 
@@ -267,6 +298,7 @@ class StudyStorage:
                     "note": r["note"],
                     "asked_at": r["asked_at"],
                     "told_at": r["told_at"],
+                    "info": None if r["info"] is None else loads(r["info"]),
                 }
             )
         return out

@@ -1,0 +1,251 @@
+"""``ckb study list|show|export``: inspect a SQLite study file written by :class:`ckb.Optimizer`.
+
+``list FILE``: every study with its policy, dimensions, trial counts and best feasible value.
+``show FILE NAME``: a table of the trials and a PNG plot of the best feasible value and the cumulative
+(positive) violation against evaluations (``--plot PATH``; default ``FILE-NAME.png`` beside the file).
+``export FILE NAME --out x.csv``: every trial as CSV (stdout without ``--out``).
+
+Reading only: none of these commands changes the file (it may belong to running workers).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ckb.errors import CKBError, DataFileError
+
+study_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Inspect a study file of ckb.Optimizer: list its studies, show one (table + plot), export CSV.",
+    pretty_exceptions_enable=False,
+)
+
+
+def _out() -> Console:
+    return Console()  # created per command, so the terminal's width (COLUMNS) is read when it runs
+
+
+err = Console(stderr=True)
+
+FileArg = Annotated[Path, typer.Argument(help="The SQLite study file.")]
+NameArg = Annotated[str, typer.Argument(help="The study's name (see `ckb study list FILE`).")]
+
+
+def _fail(exc: Exception) -> None:
+    # KeyError subclasses (StudyNotFoundError) would print their message quoted
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
+    err.print(str(msg), markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _open(path: Path):
+    from ckb.studies import StudyStorage
+
+    if not path.is_file():
+        raise DataFileError(
+            f"no study file at {str(path)!r} (expected a SQLite file written by ckb.Optimizer)."
+        )
+    return StudyStorage(path)
+
+
+def _minimize(spec: dict[str, Any]) -> bool:
+    return bool(spec.get("minimize", spec.get("direction") == "minimize"))
+
+
+def _curves(trials: list[dict], minimize: bool) -> dict[str, np.ndarray]:
+    """Per complete evaluation (in trial order): best feasible value so far (NaN before the first
+    feasible one), cumulative positive violation, number of violating evaluations."""
+    best, viol, nviol = [], [], []
+    b, v, n = math.nan, 0.0, 0
+    for t in trials:
+        if t["state"] != "complete":
+            continue
+        c = np.asarray(t["constraints"], dtype=float)
+        if np.all(c <= 0):
+            y = float(t["objective"])
+            if math.isnan(b) or (y < b if minimize else y > b):
+                b = y
+        v += float(np.maximum(c, 0.0).sum())
+        n += int(np.any(c > 0))
+        best.append(b)
+        viol.append(v)
+        nviol.append(n)
+    return {"best": np.array(best), "violation": np.array(viol), "violating": np.array(nviol)}
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@study_app.command("list")
+def list_cmd(file: FileArg) -> None:
+    """Every study in FILE: policy, d, m, trials (complete / pending / failed), best feasible value."""
+    try:
+        with _open(file) as store:
+            t = Table(title=f"studies in {escape(str(file))}")
+            for h in ("name", "policy", "d", "m", "budget", "complete", "pending", "failed", "best feasible"):
+                t.add_column(h, justify="left" if h in ("name", "policy") else "right")
+            for name in store.study_names():
+                spec = store.spec(name)
+                trials = store.trials(name)
+                count = {s: sum(tr["state"] == s for tr in trials) for s in ("complete", "pending", "failed")}
+                best = _curves(trials, _minimize(spec))["best"]
+                t.add_row(
+                    escape(name),
+                    escape(str(spec.get("policy", ""))),
+                    str(len(spec["lower"])),
+                    str(spec["m"]),
+                    _fmt(spec.get("budget")),
+                    str(count["complete"]),
+                    str(count["pending"]),
+                    str(count["failed"]),
+                    "" if best.size == 0 or math.isnan(best[-1]) else f"{best[-1]:.6g}",
+                )
+            _out().print(t)
+    except CKBError as exc:
+        _fail(exc)
+
+
+def _rows(spec: dict[str, Any], trials: list[dict]) -> tuple[list[str], list[list[Any]]]:
+    d, m = len(spec["lower"]), int(spec["m"])
+    head = [
+        "number",
+        "state",
+        "source",
+        *[f"x{i}" for i in range(d)],
+        "objective",
+        *[f"g{j}" for j in range(m)],
+    ]
+    head += ["feasible", "note", "asked_at", "told_at"]
+    rows = []
+    for t in trials:
+        info = t.get("info") or {}
+        c = t["constraints"]
+        feas = "" if c is None else bool(np.all(np.asarray(c) <= 0))
+        rows.append(
+            [
+                t["number"],
+                t["state"],
+                info.get("source", ""),
+                *[float(v) for v in t["x"]],
+                t["objective"],
+                *([None] * m if c is None else [float(v) for v in c]),
+                feas,
+                t["note"] or "",
+                t["asked_at"],
+                t["told_at"],
+            ]
+        )
+    return head, rows
+
+
+@study_app.command("show")
+def show_cmd(
+    file: FileArg,
+    name: NameArg,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Where to write the PNG (default: FILE-NAME.png beside FILE)."),
+    ] = None,
+) -> None:
+    """A table of NAME's trials and a plot of best feasible value and cumulative violation."""
+    try:
+        with _open(file) as store:
+            spec = store.spec(name)
+            trials = store.trials(name)
+    except (CKBError, KeyError) as exc:
+        _fail(exc)
+    head, rows = _rows(spec, trials)
+    t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
+    for h in head[:-2]:
+        t.add_column(h, justify="left" if h in ("state", "source", "note") else "right", no_wrap=h != "note")
+    for r in rows:
+        t.add_row(*[escape(_fmt(v)) for v in r[:-2]])
+    out = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines)
+    Console(width=max(out.width, out.measure(t).maximum)).print(t)
+    curves = _curves(trials, _minimize(spec))
+    n = curves["best"].size
+    summary = f"{n} evaluations, {int(curves['violating'][-1]) if n else 0} violating, cumulative violation "
+    summary += f"{curves['violation'][-1] if n else 0.0:.6g}"
+    best = curves["best"][-1] if n else math.nan
+    summary += "" if math.isnan(best) else f", best feasible {best:.6g}"
+    _out().print(summary, soft_wrap=True, highlight=False)
+    out = plot if plot is not None else file.with_name(f"{file.stem}-{name}.png")
+    try:
+        _plot(curves, name, spec, out)
+    except OSError as exc:
+        _fail(DataFileError(f"could not write the plot {str(out)!r}: {exc}"))
+    _out().print(f"plot: {out}", soft_wrap=True, highlight=False)
+
+
+def _plot(curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = np.arange(1, curves["best"].size + 1)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
+    a.step(n, curves["best"], where="post")
+    a.set_xlabel("evaluations")
+    a.set_ylabel("best feasible objective" + (" (minimized)" if _minimize(spec) else ""))
+    a.set_title(f"{name}: best feasible value")
+    b.step(n, curves["violation"], where="post", label="cumulative violation, sum of [g]+")
+    b2 = b.twinx()
+    b2.step(n, curves["violating"], where="post", color="tab:red", alpha=0.6, label="violating evaluations")
+    b.set_xlabel("evaluations")
+    b.set_ylabel("sum of positive constraint values")
+    b2.set_ylabel("violating evaluations", color="tab:red")
+    b.set_title(f"{name}: observed violation")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+@study_app.command("export")
+def export_cmd(
+    file: FileArg,
+    name: NameArg,
+    out: Annotated[Path | None, typer.Option("--out", help="CSV file to write (default: stdout).")] = None,
+) -> None:
+    """Every trial of NAME as CSV: number, state, source, x0.., objective, g0.., feasible, note, times."""
+    try:
+        with _open(file) as store:
+            spec = store.spec(name)
+            trials = store.trials(name)
+    except (CKBError, KeyError) as exc:
+        _fail(exc)
+    head, rows = _rows(spec, trials)
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(head)
+    for r in rows:
+        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
+    if out is None:
+        typer.echo(buf.getvalue(), nl=False)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(buf.getvalue())
+    except OSError as exc:
+        _fail(DataFileError(f"could not write {str(out)!r}: {exc}"))
+    _out().print(f"{len(rows)} trials -> {out}", soft_wrap=True, highlight=False)

@@ -1,0 +1,159 @@
+r"""Zhou & Ji's primal-dual rule (CKB/CBO, Algorithm 1 of 002/003) on a box with fitted GPs.
+
+Per policy round t (after the initial design), with duals :math:`\phi_1 = 0` (one per constraint) and all
+values in policy units (:mod:`ckb.optimizer.models`: objective standardized, constraints scaled by
+their root mean square, threshold 0):
+
+1. estimates :math:`f_t` (optimistic, high) and :math:`g_{t,j}` (optimistic, low) from the posteriors,
+   conditioned on the pending points, with the exploration strategy of the policy:
+   ``ckb-ucb`` :math:`\mu_f + \beta\sigma_f` and :math:`\mu_{g_j} - \beta_g\sigma_{g_j}`;
+   ``ckb-ts`` independent posterior sample paths, widened by beta:
+   :math:`\mu + \beta(s - \mu)`; ``ckb-rand`` :math:`\mu + Z\sigma` with one scalar
+   :math:`Z \sim \mathcal N(0, \beta^2)` per function and round;
+2. clip :math:`\bar f_t = \mathrm{Proj}_{[-B,B]} f_t`, :math:`\bar g_{t,j} = \mathrm{Proj}_{[-G_j,G_j]} g_{t,j}`;
+3. :math:`x_t = \arg\max_x \bar f_t(x) - \sum_j \phi_{t,j}\bar g_{t,j}(x)` (multi-start L-BFGS-B, or
+   enumeration over candidates);
+4. dual step from the clipped *estimate* at :math:`x_t`:
+   :math:`\phi_{t+1,j} = \mathrm{Proj}_{[0,\rho_j]}[\phi_{t,j} + (\bar g_{t,j}(x_t) + \varepsilon)/V]`.
+
+**At ask time**: steps 1-4 (the dual step needs no observation, so a batch ask(k) makes k rounds with k
+dual steps, each pick conditioning the next one's variance). **At tell time**: nothing but the data
+(the models are refitted from the stored observations at the next ask).
+
+Constants on standardized outcomes (each a keyword of ``ckb.Optimizer``; the papers' theory values
+need quantities unknown in practice, so these are choices):
+
+- ``beta`` (2.0; 1.0 for ``ckb-ts``, i.e. plain posterior samples) and ``beta_g`` (default ``beta``):
+  a number, or ``"theory"`` / ``"log"`` / a dict (:mod:`ckb.exploration.beta`, with ``B``, ``R``
+  (0.1) and ``alpha`` (0.05, shared by the m + 1 GPs as in the library's CKB));
+- ``B`` = 5.0: the clip of :math:`f_t` (an optimistic standardized value beyond 5 sample standard
+  deviations is implausible; at 3 the clip would flatten the estimate near the optimum);
+- ``G`` = 5.0 (a number or m numbers): the clip of :math:`g_{t,j}` in units of the constraint's RMS;
+- ``delta`` = 1.0: the Slater margin :math:`\max_x -\tilde g(x)` in the same units (one RMS: a
+  problem whose best point is feasible by less than that has a smaller true margin, and a smaller
+  ``delta`` makes :math:`\rho` larger, i.e. allows larger duals);
+- ``rho`` = :math:`4B/\delta` (Theorems 1-2), ``V`` = :math:`\max_j G_j \sqrt T/\rho` with T the policy's
+  rounds (``budget - n_init``);
+- ``slack`` :math:`\varepsilon` = 0 (Algorithm 1 as written); ``"auto"`` = :math:`\min(\delta/2, G/\sqrt T)`,
+  ``"decreasing"`` = :math:`\varepsilon_t = \min(\delta/2, G/\sqrt t)` (the library's choices for 003's
+  slackness, :mod:`ckb.policies.primal_dual`, with t the policy's round).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ckb._validation import check_scalar
+from ckb.errors import InvalidInputError
+from ckb.optimizer.acquisition import ckb_dual_step, ckb_score
+from ckb.optimizer.policies.base import Decision, OptimizerPolicy
+
+RULE_DOC = __doc__
+
+
+class PrimalDual(OptimizerPolicy):
+    """The primal-dual rule with this class's ``exploration`` (see the module docstring)."""
+
+    exploration: ClassVar[str] = "ucb"
+
+    def __init__(
+        self,
+        m: int,
+        horizon: int,
+        *,
+        beta: Any = None,
+        beta_g: Any = None,
+        B: float = 5.0,
+        G: Any = 5.0,
+        delta: float = 1.0,
+        rho: float | None = None,
+        V: float | None = None,
+        slack: float | str = 0.0,
+        R: float = 0.1,
+        alpha: float = 0.05,
+    ) -> None:
+        super().__init__(m, horizon)
+        self.B = check_scalar(B, "B", low=0.0, low_inclusive=False)
+        self.G = self._per_constraint(G, "G")
+        self.R = check_scalar(R, "R", low=0.0)
+        self.alpha = check_scalar(
+            alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+        )
+        a = self.alpha / (m + 1)
+        self.beta_f = self._beta(beta, self.B, self.R, a, "beta")
+        self.beta_g = [
+            self._beta(beta if beta_g is None else beta_g, float(Gj), self.R, a, "beta_g") for Gj in self.G
+        ]
+        self.delta = check_scalar(delta, "delta (Slater margin)", low=0.0, low_inclusive=False)
+        self.rho = check_scalar(
+            4.0 * self.B / self.delta if rho is None else rho, "rho", low=0.0, low_inclusive=False
+        )
+        Gmax = float(np.max(self.G))
+        self.V = check_scalar(
+            Gmax * math.sqrt(self.horizon) / self.rho if V is None else V, "V", low=0.0, low_inclusive=False
+        )
+        self.slack_mode = slack if slack in ("auto", "decreasing") else "constant"
+        if slack == "auto":
+            self.slack = min(self.delta / 2.0, Gmax / math.sqrt(self.horizon))
+        elif slack == "decreasing":
+            self.slack = 0.0  # set per round in decide
+        elif isinstance(slack, str):
+            raise InvalidInputError(f"slack must be a number, 'auto' or 'decreasing', got {slack!r}.")
+        else:
+            self.slack = check_scalar(slack, "slack (epsilon)", low=0.0, high=self.delta / 2.0)
+        self.phi = np.zeros(m)
+
+    # ------------------------------------------------------------------------------ estimates
+    def _estimator(self, ctx: Decision, bf: float, bg: np.ndarray):
+        """This round's estimates: a function X -> (f_t(X) (b,), g_t(X) (b, m)), strategy-specific (UCB/LCB)."""
+        import torch
+
+        models = ctx.models
+
+        def est(X):
+            mu, sd = models.mean_std(X)
+            return mu[..., 0] + bf * sd[..., 0], mu[..., 1:] - torch.as_tensor(bg, dtype=mu.dtype) * sd[
+                ..., 1:
+            ]
+
+        return est
+
+    def decide(self, ctx: Decision) -> tuple[np.ndarray, dict[str, float]]:
+        import torch
+
+        self.t += 1
+        bf = self._width(self.beta_f, self.t, ctx.models, "f")
+        bg = np.array([self._width(b, self.t, ctx.models, f"g{j}") for j, b in enumerate(self.beta_g)])
+        est = self._estimator(ctx, bf, bg)
+        phi = self.phi.copy()
+
+        def score(X):
+            f, g = est(X)
+            return ckb_score(f, g, phi, self.B, self.G)
+
+        x, _ = ctx.maximize(score)
+        with torch.no_grad():
+            g_at = est(torch.as_tensor(x[None, :]))[1].numpy().reshape(self.m)
+        g_bar = np.clip(g_at, -self.G, self.G)
+        if self.slack_mode == "decreasing":
+            self.slack = min(self.delta / 2.0, float(np.max(self.G)) / math.sqrt(self.t))
+        self.phi = ckb_dual_step(phi, g_bar, self.slack, self.V, self.rho)
+        info = {
+            "beta": bf,
+            **self._named("beta_g", bg),
+            **self._named("dual", phi),
+            **self._named("g_bar", g_bar),
+        }
+        return x, info
+
+    def internals(self) -> dict[str, float]:
+        return self._named("dual", self.phi)
+
+    def _state(self) -> dict[str, Any]:
+        return {"phi": self.phi.copy()}
+
+    def _load(self, state: dict[str, Any]) -> None:
+        self.phi = np.asarray(state["phi"], dtype=float).reshape(self.m).copy()

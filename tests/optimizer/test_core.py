@@ -1,0 +1,250 @@
+"""ckb.Optimizer: ask/tell, batches, failures, resume, bad input (in-process; processes: test_core_processes)."""
+
+import numpy as np
+import pytest
+
+import ckb
+from ckb.errors import InvalidInputError, OutOfDomainError, UnknownNameError
+from ckb.optimizer import OPTIMIZER_POLICIES, initial_design
+from ckb.studies import StudyNotFoundError, StudyStorage
+
+FAST = {"num_restarts": 2, "raw_samples": 32, "maxiter": 50}
+
+
+def problem(x):
+    x = np.asarray(x, dtype=float)
+    return float(-((x[0] - 0.3) ** 2) - (x[1] - 0.6) ** 2), [float(x[0] + x[1] - 1.0)]
+
+
+def run(opt, n):
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, *problem(x))
+
+
+def test_ask_tell_starts_with_the_shared_sobol_design_and_records_everything():
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, seed=5, **FAST)
+    run(opt, 8)
+    h = opt.history()
+    design = initial_design([0, 0], [1, 1], 6, seed=5)  # n_init = 2 d + 2
+    np.testing.assert_array_equal(np.stack([t["x"] for t in h[:6]]), design)
+    assert [t["source"] for t in h] == ["init"] * 6 + ["policy"] * 2
+    assert all(t["state"] == "complete" for t in h)
+    assert h[7]["info"]["round"] == 2 and "dual" in h[7]["info"] and "g_bar" in h[7]["info"]
+    for t in h:
+        y, g = problem(t["x"])
+        assert t["objective"] == y and t["constraints"].tolist() == g and t["feasible"] == (g[0] <= 0)
+
+
+def test_best_feasible_and_metrics_count_observed_violations():
+    opt = ckb.Optimizer([0, 0], [1, 1], m=2, budget=10, n_init=4, **FAST)
+    X = opt.ask(4)
+    vals = [(1.0, [0.5, -1.0]), (3.0, [-0.1, 0.0]), (5.0, [2.0, 0.25]), (2.0, [-1.0, -1.0])]
+    for x, (y, g) in zip(X, vals):
+        opt.tell(x, y, g)
+    best = opt.best_feasible()
+    assert best["objective"] == 3.0 and best["trial"] == 1 and best["x"].tolist() == X[1].tolist()
+    met = opt.metrics()
+    assert met["evaluations"] == 4 and met["violating_evaluations"] == 2
+    assert met["cumulative_violation_per_constraint"] == pytest.approx([2.5, 0.25])
+    assert met["cumulative_violation"] == pytest.approx(2.75) and met["best_feasible"] == 3.0
+    assert met["policy_state"] == {"dual_0": 0.0, "dual_1": 0.0}
+
+
+def test_minimize_flips_the_best_and_the_policy_sense():
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=5, minimize=True, n_init=3, **FAST)
+    for x, y in zip(opt.ask(3), [2.0, -1.0, 0.5]):
+        opt.tell(x, y, [-1.0])
+    assert opt.best_feasible()["objective"] == -1.0
+    assert opt.ask().shape == (2,)
+
+
+def test_ask_k_gives_distinct_points_and_accounts_for_pending_ones():
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=12, n_init=4, **FAST)
+    X0 = opt.ask(3)
+    X1 = opt.ask(3)  # the 4th design point, then (no result yet) the 5th and 6th Sobol points
+    np.testing.assert_array_equal(np.vstack([X0, X1]), initial_design([0, 0], [1, 1], 6, seed=0))
+    for x in np.vstack([X0, X1])[:4]:
+        opt.tell(x, *problem(x))
+    X2 = opt.ask(4)  # two pending points remain; four policy picks
+    allx = np.vstack([X1[1:], X2])
+    gaps = np.max(np.abs(allx[:, None, :] - allx[None, :, :]), axis=-1) + np.eye(len(allx))
+    assert np.all(gaps > 1e-3)
+    rounds = [t["info"]["round"] for t in opt.history()[-4:]]
+    assert rounds == [1, 2, 3, 4]  # one policy round (and dual step) per point
+
+
+def test_failures_are_kept_and_the_next_asks_move_away():
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=4, **FAST)
+    run(opt, 4)
+    x = opt.ask()
+    n = opt.tell(x, failed=True, note="simulator crashed")
+    h = opt.history()
+    assert h[n]["state"] == "failed" and h[n]["note"] == "simulator crashed" and h[n]["objective"] is None
+    x2 = opt.ask()
+    assert np.max(np.abs(x2 - x)) > 1e-3
+    assert opt.metrics()["failed"] == 1 and opt.metrics()["evaluations"] == 4
+
+
+def test_telling_an_unasked_point_records_a_user_trial():
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=2, **FAST)
+    n = opt.tell([0.25, 0.5], *problem([0.25, 0.5]))
+    t = opt.history()[n]
+    assert t["source"] == "user" and t["state"] == "complete"
+    assert opt.ask().tolist() == initial_design([0, 0], [1, 1], 1, seed=0)[0].tolist()
+    # by trial number, too
+    k = opt.history()[-1]["number"]
+    opt.tell(k, 0.0, [0.5])
+    assert opt.history()[k]["state"] == "complete"
+
+
+def test_finite_candidates_are_the_only_proposals():
+    C = np.random.default_rng(0).uniform(0, 1, (30, 2))
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=10, candidates=C, n_init=3, policy="ckb-ts", **FAST)
+    for X in (opt.ask(3), opt.ask(3)):
+        assert len({tuple(x) for x in X}) == 3
+        assert all(any(np.array_equal(x, c) for c in C) for x in X)
+        for x in X:
+            opt.tell(x, *problem(x))
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZER_POLICIES.names()))
+def test_every_policy_runs_batches_with_failures(name):
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, n_init=3, policy=name, refit_every=10, **FAST)
+    run(opt, 3)
+    X = opt.ask(2)
+    assert X.shape == (2, 2) and np.max(np.abs(X[0] - X[1])) > 1e-6
+    opt.tell(X[0], *problem(X[0]))
+    opt.tell(X[1], failed=True)
+    x = opt.ask()
+    opt.tell(x, *problem(x))
+    h = opt.history()
+    assert [t["source"] for t in h] == ["init"] * 3 + ["policy"] * 3
+    assert [t["state"] for t in h[3:]] == ["complete", "failed", "complete"]
+
+
+def test_same_seed_same_points_and_resume_continues_identically(tmp_path):
+    kw = dict(budget=12, n_init=3, seed=2, policy="rpol-ucb", refit_every=2, **FAST)
+    full = ckb.Optimizer([0, 0], [1, 1], **kw)
+    run(full, 6)
+    path = tmp_path / "s.db"
+    part = ckb.Optimizer([0, 0], [1, 1], storage=path, study_name="r", **kw)
+    run(part, 4)
+    state = part.metrics()["policy_state"]
+    part.close()
+    resumed = ckb.Optimizer([0, 0], [1, 1], storage=path, study_name="r", **kw)
+    assert len(resumed.history()) == 4 and resumed.metrics()["policy_state"] == state
+    run(resumed, 2)
+    a = np.stack([t["x"] for t in full.history()])
+    b = np.stack([t["x"] for t in resumed.history()])
+    np.testing.assert_array_equal(a, b)
+    loaded = ckb.Optimizer.load(path, "r", **FAST)  # the stored options
+    assert (
+        loaded.policy_name == "rpol-ucb"
+        and loaded.metrics()["policy_state"] == resumed.metrics()["policy_state"]
+    )
+
+
+def _snapshot(opt):
+    return [(t["number"], t["state"], t["objective"]) for t in opt.history()]
+
+
+@pytest.mark.parametrize(
+    "call, err, match",
+    [
+        (
+            lambda o: o.tell([0.5, 1.5], 1.0, [0.0]),
+            OutOfDomainError,
+            r"coordinate 1 = 1.5 is not in \[0.0, 1.0\]",
+        ),
+        (
+            lambda o: o.tell(o.history()[0]["x"], 1.0, [0.0, 1.0]),
+            InvalidInputError,
+            "expected m = 1 constraint value",
+        ),
+        (
+            lambda o: o.tell(o.history()[0]["x"], float("nan"), [0.0]),
+            InvalidInputError,
+            "objective is nan.*failed=True",
+        ),
+        (
+            lambda o: o.tell(o.history()[0]["x"], 1.0, [np.inf]),
+            InvalidInputError,
+            "constraint 0 is inf.*failed=True",
+        ),
+        (lambda o: o.tell(o.history()[0]["x"], None, [0.0]), InvalidInputError, "needs the objective"),
+        (lambda o: o.tell(o.history()[0]["x"], 1.0), InvalidInputError, "needs m = 1 constraint"),
+        (
+            lambda o: o.tell(o.history()[0]["x"], "high", [0.0]),
+            InvalidInputError,
+            "objective must be a real number",
+        ),
+        (lambda o: o.tell(17, 1.0, [0.0]), InvalidInputError, "no trial number 17"),
+        (lambda o: o.tell(1, 1.0, [0.0]), InvalidInputError, "trial 1 .* is already complete"),
+        (lambda o: o.ask(0), InvalidInputError, r"k \(number of points\) must be >= 1"),
+    ],
+)
+def test_bad_input_is_named_and_nothing_stored_is_lost(call, err, match):
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=6, n_init=3, **FAST)
+    x0, x1 = opt.ask(2)
+    opt.tell(x1, *problem(x1))
+    before = _snapshot(opt)
+    with pytest.raises(err, match=match):
+        call(opt)
+    assert _snapshot(opt) == before
+    opt.tell(x0, *problem(x0))  # the pending trial is still answerable
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        ({"policy": "ckb-ubc"}, UnknownNameError, "Did you mean 'ckb-ucb'"),
+        (
+            {"policy": "ckb-ucb", "detla": 0.5},
+            InvalidInputError,
+            "no parameter 'detla'.*Did you mean 'delta'",
+        ),
+        ({"m": 0}, InvalidInputError, r"m \(number of constraints\) must be >= 1"),
+        ({"budget": 0}, InvalidInputError, "budget must be >= 1"),
+        ({"refit_every": 0.5}, InvalidInputError, "refit_every must be an integer"),
+        ({"minimize": "yes"}, InvalidInputError, "minimize must be True or False"),
+        (
+            {"policy": "ckb-ucb", "beta": {"type": "thoery"}},
+            InvalidInputError,
+            "unknown beta schedule 'thoery'",
+        ),
+    ],
+)
+def test_bad_options_fail_before_anything_is_stored(tmp_path, kwargs, err, match):
+    path = tmp_path / "s.db"
+    with pytest.raises(err, match=match):
+        ckb.Optimizer([0, 0], [1, 1], storage=path, study_name="x", **kwargs)
+    with StudyStorage(path) as s:
+        assert s.study_names() == []
+
+
+def test_resuming_with_other_options_or_a_missing_study_is_a_clear_error(tmp_path):
+    path = tmp_path / "s.db"
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=6, n_init=2, storage=path, study_name="pump", **FAST)
+    run(opt, 2)
+    before = _snapshot(opt)
+    with pytest.raises(
+        InvalidInputError, match=r"created with budget = 6, but this Optimizer was given budget = 9"
+    ):
+        ckb.Optimizer([0, 0], [1, 1], budget=9, n_init=2, storage=path, study_name="pump")
+    with pytest.raises(InvalidInputError, match="created with policy = 'ckb-ucb'.*'cei'"):
+        ckb.Optimizer([0, 0], [1, 1], budget=6, n_init=2, policy="cei", storage=path, study_name="pump")
+    with pytest.raises(StudyNotFoundError, match="no study named 'pmup'.*Did you mean 'pump'"):
+        ckb.Optimizer.load(path, "pmup")
+    with pytest.raises(InvalidInputError, match="run-time settings only"):
+        ckb.Optimizer.load(path, "pump", budget=10)
+    assert _snapshot(ckb.Optimizer.load(path, "pump")) == before
+
+
+def test_import_ckb_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, ckb, ckb.optimizer; ckb.optimizer.initial_design([0], [1], 2, 0); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,101 @@
+"""``ckb study list|show|export`` on a study file (typer's CliRunner)."""
+
+import csv
+import io
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import ckb
+from ckb.cli_study import study_app
+from ckb.studies import StudyStorage
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def study(tmp_path):
+    """A study of 6 design points: 4 complete (2 violating), 1 failed, 1 pending; plus a bare storage study."""
+    path = tmp_path / "s.db"
+    opt = ckb.Optimizer([0, 0], [1, 1], m=2, budget=10, n_init=6, storage=path, study_name="pump")
+    X = opt.ask(6)
+    vals = [(1.0, [0.5, -1.0]), (3.0, [-0.1, 0.0]), (5.0, [2.0, 0.25]), (2.0, [-1.0, -1.0])]
+    for x, (y, g) in zip(X, vals):
+        opt.tell(x, y, g)
+    opt.tell(X[4], failed=True, note="crashed, disk full")
+    opt.close()
+    with StudyStorage(path) as s:
+        s.create_study("raw", {"lower": [0.0], "upper": [1.0], "m": 1, "direction": "minimize"})
+        k = s.ask("raw", [0.5])
+        s.tell("raw", k, 2.0, [-1.0])
+    return path, X
+
+
+def test_list_shows_every_study(study):
+    path, _ = study
+    res = runner.invoke(study_app, ["list", str(path)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    cells = lambda row: [c.strip() for c in row.split("│")[1:-1]]
+    rows = {cells(r)[0]: cells(r) for r in res.output.splitlines() if r.startswith("│")}
+    assert rows["pump"] == ["pump", "ckb-ucb", "2", "2", "10", "4", "1", "1", "3"]
+    assert rows["raw"] == ["raw", "", "1", "1", "", "1", "0", "0", "2"]
+
+
+def test_show_prints_the_trials_and_writes_the_plot(study, tmp_path):
+    path, _ = study
+    out = tmp_path / "plots" / "pump.png"
+    res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(out)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "4 evaluations, 2 violating, cumulative violation 2.75, best feasible 3" in res.output
+    assert "crashed, disk full" in res.output and "pending" in res.output
+    assert f"plot: {out}" in res.output and out.stat().st_size > 1000
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    res = runner.invoke(study_app, ["show", str(path), "raw"])  # default plot path beside the file
+    assert res.exit_code == 0 and (path.parent / "s-raw.png").exists()
+
+
+def test_export_writes_exact_values(study, tmp_path):
+    path, X = study
+    out = tmp_path / "x.csv"
+    res = runner.invoke(study_app, ["export", str(path), "pump", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert [r["state"] for r in rows] == ["complete"] * 4 + ["failed", "pending"]
+    assert float(rows[2]["objective"]) == 5.0 and rows[2]["g1"] == "0.25" and rows[2]["feasible"] == "False"
+    assert np.array([float(rows[0]["x0"]), float(rows[0]["x1"])]).tolist() == X[0].tolist()  # bit-exact
+    assert (
+        rows[4]["note"] == "crashed, disk full" and rows[4]["objective"] == "" and rows[5]["source"] == "init"
+    )
+    res = runner.invoke(study_app, ["export", str(path), "raw"])  # to stdout
+    assert res.exit_code == 0 and res.output.splitlines()[0].startswith("number,state,source,x0,objective,g0")
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["show", "{path}", "pmup"], "no study named 'pmup'.*Did you mean 'pump'"),
+        (["export", "{path}", "nope"], "no study named 'nope'"),
+        (["list", "{missing}"], "no study file at"),
+    ],
+)
+def test_errors_are_named_and_the_file_is_unchanged(study, tmp_path, args, match):
+    import re
+
+    path, _ = study
+    before = path.read_bytes()
+    args = [a.format(path=path, missing=tmp_path / "missing.db") for a in args]
+    res = runner.invoke(study_app, args)
+    assert res.exit_code == 2 and re.search(match, res.output.replace("\n", " "))
+    assert not (tmp_path / "missing.db").exists()
+    with StudyStorage(path) as s:
+        assert len(s.trials("pump")) == 6
+    assert len(before) > 0
+
+
+def test_the_main_cli_has_the_study_commands(study):
+    from ckb.cli import app
+
+    path, _ = study
+    res = runner.invoke(app, ["study", "list", str(path)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "pump" in res.output
