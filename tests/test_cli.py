@@ -81,14 +81,24 @@ def test_errors_exit_cleanly_with_a_message(tmp_path):
     assert res.exit_code == 2 and "B must be >= 0" in res.output
     res = runner.invoke(app, ["experiment", "gpucb-synthetic", "--address", "auto"])
     assert res.exit_code == 2 and "--address auto needs --executor ray" in res.output
-    res = runner.invoke(
-        app,
-        [
-            *("experiment", "gpucb-synthetic", "--executor", "ray", "--address", "127.0.0.1:1"),
-            *("--trials", "1", "--horizon", "5", "--out", str(tmp_path / "r"), "--no-plots"),
-        ],
+
+
+def test_unreachable_ray_address_is_a_clear_error(tmp_path):
+    # In a fresh process: inside the test session another test may already have started Ray, and a
+    # process with Ray running reuses that instance (ckb._parallel.RaySession).
+    import subprocess
+    import sys
+
+    args = ["experiment", "gpucb-synthetic", "--executor", "ray", "--address", "127.0.0.1:1"]
+    args += ["--trials", "1", "--horizon", "5", "--out", str(tmp_path / "r"), "--no-plots"]
+    res = subprocess.run(
+        [sys.executable, "-c", "from ckb.cli import app; app()", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert res.exit_code == 2 and "Cannot reach the Ray cluster at '127.0.0.1:1'" in res.output
+    assert res.returncode == 2
+    assert "Cannot reach the Ray cluster at '127.0.0.1:1'" in res.stdout + res.stderr
 
 
 def test_error_messages_are_not_wrapped_or_parsed_as_markup(monkeypatch):
