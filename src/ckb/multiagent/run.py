@@ -30,8 +30,7 @@ from ckb.experiments.report import _stats, burn_in, loglog_slope
 from ckb.io import write_json
 from ckb.multiagent.metrics import METRICS
 from ckb.multiagent.trial import MultiAgentTrace, MultiAgentTrial, MultiAgentTrialConfig
-from ckb.runner.executors import get_executor
-from ckb.runner.sweep import SweepConflictError, stored_hash, trace_path
+from ckb.runner.sweep import run_sweep
 
 _PLOTS = {
     "regret": "cumulative regret R(t)",
@@ -63,34 +62,17 @@ def run_multiagent_sweep(
     executor_options: Mapping[str, Any] | None = None,
     on_done: Callable | None = None,
 ) -> dict[tuple[str, int], Path]:
-    """Run every config not already on disk (same rules as :func:`ckb.runner.sweep.run_sweep`);
-    ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``)."""
-    out = Path(out)
-    paths: dict[tuple[str, int], Path] = {}
-    todo: list[tuple[dict, str]] = []
-    by_path = {}
-    for cfg in configs:
-        path = trace_path(out, cfg)
-        paths[(cfg.algorithm, cfg.trial)] = path
-        if path.exists():
-            h = stored_hash(path)
-            if h == cfg.config_hash():
-                if on_done:
-                    on_done(cfg, True)
-                continue
-            if h is not None:
-                raise SweepConflictError(
-                    f"{path} holds a trial of a different configuration (hash {h}, expected {cfg.config_hash()}); "
-                    "nothing was overwritten. Use another --out directory or remove that file."
-                )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        todo.append((cfg.to_dict(), str(path)))
-        by_path[str(path)] = cfg
-    ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
-    for task, _ in ex.map_unordered(run_one, todo):
-        if on_done:
-            on_done(by_path[task[1]], False)
-    return paths
+    """Run every config not already on disk: :func:`ckb.runner.sweep.run_sweep` with the multi-agent
+    trial as the worker; ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``)."""
+    return run_sweep(
+        configs,
+        out,
+        workers=workers,
+        executor=executor,
+        executor_options=executor_options,
+        on_done=on_done,
+        worker=run_one,
+    )
 
 
 def load_multiagent_traces(paths: dict[tuple[str, int], Path]) -> dict[str, list[MultiAgentTrace]]:

@@ -52,11 +52,15 @@ def run_sweep(
     executor: str = "process",
     executor_options: Mapping[str, Any] | None = None,
     on_done: Callable[[TrialConfig, bool], None] | None = None,
+    worker: Callable[[tuple[dict, str]], Any] = run_one,
 ) -> dict[tuple[str, int], Path]:
     """Run every config not already on disk; return ``{(algorithm, trial): trace path}``.
 
     ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``).
-    ``on_done(config, skipped)`` is called once per config (for progress bars).
+    ``on_done(config, skipped)`` is called once per config (for progress bars). ``worker`` runs one
+    ``(config dict, trace path)`` task in a worker process (a picklable top-level function; the
+    multi-agent harness passes its own); a config needs ``algorithm``, ``trial``, ``config_hash()`` and
+    ``to_dict()``.
     """
     out = Path(out)
     paths: dict[tuple[str, int], Path] = {}
@@ -80,7 +84,7 @@ def run_sweep(
         todo.append((cfg.to_dict(), str(path)))
         by_path[str(path)] = cfg
     ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
-    for task, _ in ex.map_unordered(run_one, todo):
+    for task, _ in ex.map_unordered(worker, todo):
         if on_done:
             on_done(by_path[task[1]], False)
     return paths
