@@ -14,15 +14,13 @@ checkpoints. Neither reaches the coordinator.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._config import SeededConfig
 from ckb.io import load_state, save_state
 from ckb.multiagent.backends import make_backend
 from ckb.multiagent.coordinator import play_rounds
@@ -31,7 +29,7 @@ from ckb.multiagent.problems import make_multiagent_problem
 
 
 @dataclass(frozen=True)
-class MultiAgentTrialConfig:
+class MultiAgentTrialConfig(SeededConfig):
     """Everything that determines a multi-agent trial (``algorithm`` is the spec's label)."""
 
     algorithm: str
@@ -45,25 +43,8 @@ class MultiAgentTrialConfig:
     backend: str = "inprocess"
     backend_options: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        check_scalar(self.horizon, "horizon (T)", low=1, integer=True)
-        check_scalar(self.trial, "trial", low=0, integer=True)
-        check_scalar(self.seed, "seed", low=0, integer=True)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def config_hash(self) -> str:
-        """Hash of what determines the numbers (not the trial index, not where Ray runs)."""
-        d = self.to_dict()
-        d.pop("trial")
-        d.pop("backend_options")
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-    def rng(self, stream: int) -> np.random.Generator:
-        return np.random.default_rng(
-            np.random.SeedSequence(entropy=self.seed, spawn_key=(self.trial, stream))
-        )
+    #: the hash covers what determines the numbers: not the trial index, not where Ray runs
+    _hash_exclude = ("trial", "backend_options")
 
 
 class MultiAgentTrace:

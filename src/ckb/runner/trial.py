@@ -8,16 +8,12 @@ same noise stream (common random numbers), and the same command always gives the
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ckb._validation import check_scalar
+from ckb._config import SeededConfig
 from ckb.io import load_state, save_state
 from ckb.policies import make_policy
 from ckb.problems import make_problem
@@ -26,7 +22,7 @@ from ckb.runner.trace import Trace
 
 
 @dataclass(frozen=True)
-class TrialConfig:
+class TrialConfig(SeededConfig):
     """Everything that determines a trial. ``algorithm`` is the label (several labels may share a policy)."""
 
     algorithm: str
@@ -39,25 +35,6 @@ class TrialConfig:
     problem_params: dict[str, Any] = field(default_factory=dict)
     environment: str = "basic"
     environment_params: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        check_scalar(self.horizon, "horizon (T)", low=1, integer=True)
-        check_scalar(self.trial, "trial", low=0, integer=True)
-        check_scalar(self.seed, "seed", low=0, integer=True)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def config_hash(self) -> str:
-        """Hash of what determines the numbers (not the trial index)."""
-        d = self.to_dict()
-        d.pop("trial")
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-    def rng(self, stream: int) -> np.random.Generator:
-        return np.random.default_rng(
-            np.random.SeedSequence(entropy=self.seed, spawn_key=(self.trial, stream))
-        )
 
 
 class Trial:

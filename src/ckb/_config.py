@@ -1,0 +1,45 @@
+"""Trial configurations: the seeded, hashable description of one run (single- or multi-agent).
+
+Seeds are derived deterministically from ``(seed, trial)`` with numpy's ``SeedSequence``: stream ``k`` of
+trial ``i`` is ``SeedSequence(seed, spawn_key=(i, k))``. A light module (numpy only), because the
+multi-agent harness imports it in every Ray actor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from ckb._validation import check_scalar
+
+
+class SeededConfig:
+    """Shared behaviour of trial configurations (dataclasses with ``horizon``, ``trial`` and ``seed``):
+    validation, the configuration hash (everything but the fields in ``_hash_exclude``) and the seeded
+    random streams (``SeedSequence(seed, spawn_key=(trial, stream))``, see the module docstring)."""
+
+    _hash_exclude: tuple[str, ...] = ("trial",)
+
+    def __post_init__(self) -> None:
+        check_scalar(self.horizon, "horizon (T)", low=1, integer=True)
+        check_scalar(self.trial, "trial", low=0, integer=True)
+        check_scalar(self.seed, "seed", low=0, integer=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def config_hash(self) -> str:
+        """Hash of what determines the numbers (not the trial index)."""
+        d = self.to_dict()
+        for key in self._hash_exclude:
+            d.pop(key)
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def rng(self, stream: int) -> np.random.Generator:
+        return np.random.default_rng(
+            np.random.SeedSequence(entropy=self.seed, spawn_key=(self.trial, stream))
+        )
