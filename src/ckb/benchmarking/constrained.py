@@ -1,0 +1,617 @@
+r"""Constrained benchmark (issue 7): ``ckb.Optimizer``'s policies vs BoTorch's qLogNEI vs Sobol search.
+
+Every (method, problem, seed) is one *run*: ``budget`` sequential evaluations (ask, evaluate, tell) of a
+problem of :data:`~ckb.problems.constrained_benchmarks.CONSTRAINED_BENCHMARKS`, starting with the shared
+Sobol design of ``n_init`` points (default :math:`2d + 2`; the same points for every method at a given
+seed). Methods: every policy of :data:`ckb.optimizer.OPTIMIZER_POLICIES` (run through
+:class:`ckb.Optimizer` with its defaults), ``qlognei`` and ``sobol`` (:mod:`ckb.benchmarking.baselines`).
+The problems are evaluated exactly unless their ``noise_std`` is set; metrics use the true values.
+
+Metrics of a run, with utility :math:`u = f` (maximized problems) or :math:`u = -f` (minimized), true
+values :math:`f(x_t), g(x_t)`, :math:`t = 1..T`:
+
+- best feasible value :math:`b_t = \max\{u(x_s) : s \le t,\ g_j(x_s) \le 0\ \forall j\}` (in the problem's
+  own sense in reports; undefined before the first feasible evaluation);
+- final gap :math:`(u^* - b_T) / \text{scale}`, the scale being :math:`|f^*|` or the objective's range on the
+  box when :math:`f^*` is near zero (stated per problem, see
+  :class:`~ckb.problems.constrained_benchmarks.ConstrainedBenchmark`); :math:`+\infty` when no evaluation
+  was feasible. A run *solves* the problem when the gap is below ``GAP_TOLERANCE`` (2%);
+- scaled cumulative positive violation :math:`\bigl\|\bigl(\sum_t [g_j(x_t)]^+ / s_j\bigr)_j\bigr\|_2`
+  with :math:`s_j` the constraint's stated typical magnitude (the norm over constraints outside the sums,
+  as in :mod:`ckb.runner.metrics`; a plain sum for :math:`m = 1`);
+- violating evaluations :math:`\#\{t : \max_j g_j(x_t) > 0\}`;
+- seconds per iteration: the mean wall time of ``ask`` + ``tell`` over the evaluations after the design
+  (the method's own cost; the test functions cost nothing), and the same in CPU time of the process (one
+  torch/BLAS thread; unlike wall time, not inflated by other load on a shared machine).
+
+The violation metrics count every evaluation, the shared design included (the same for every method);
+``*_after_init`` count the evaluations after it only.
+
+Runs execute in parallel (:mod:`ckb.runner.executors`, one BLAS/torch thread per worker); each writes
+``OUT/runs/PROBLEM/METHOD/seed-NNN.json`` atomically when it finishes, and re-running skips finished
+runs (a file written with another budget, design size or method parameters stops the run, naming it).
+:func:`run_benchmark` then writes ``OUT/summary.json``, ``OUT/table.md`` and ``OUT/plots/*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ckb._validation import check_scalar, did_you_mean
+from ckb.errors import CKBError, InvalidInputError, UnknownNameError
+from ckb.io import atomic_write, write_json
+from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, ConstrainedBenchmark
+
+#: a run solves a problem when its final gap is below this
+GAP_TOLERANCE = 0.02
+DEFAULT_BUDGET = 60
+BASELINE_METHODS = ("qlognei", "sobol")
+
+
+# ------------------------------------------------------------------------------------------ metrics
+
+
+def best_feasible_curve(f: np.ndarray, g: np.ndarray, minimize: bool = False) -> np.ndarray:
+    """``b_t``: the best feasible objective value among evaluations ``1..t`` (NaN before the first)."""
+    f = np.asarray(f, dtype=float)
+    g = np.asarray(g, dtype=float).reshape(f.shape[0], -1)
+    sign = -1.0 if minimize else 1.0
+    u = np.where(np.all(g <= 0.0, axis=1), sign * f, -np.inf)
+    best = np.maximum.accumulate(u) if u.size else u
+    return np.where(np.isfinite(best), sign * best, np.nan)
+
+
+def gap_curve(f: np.ndarray, g: np.ndarray, bench: ConstrainedBenchmark, minimize: bool) -> np.ndarray:
+    """``(u* - b_t) / scale`` for every ``t`` (``+inf`` before the first feasible evaluation)."""
+    sign = -1.0 if minimize else 1.0
+    b = best_feasible_curve(f, g, minimize)
+    gap = (sign * bench.f_star - sign * b) / bench.gap_scale
+    return np.where(np.isnan(b), np.inf, gap)
+
+
+def final_gap(f: np.ndarray, g: np.ndarray, bench: ConstrainedBenchmark, minimize: bool) -> float:
+    """The gap after the last evaluation (``inf`` if none was feasible)."""
+    curve = gap_curve(f, g, bench, minimize)
+    return float(curve[-1]) if curve.size else math.inf
+
+
+def scaled_positive_violation(g: np.ndarray, scale: Sequence[float]) -> float:
+    r""":math:`\|(\sum_t [g_j(x_t)]^+ / s_j)_j\|_2`."""
+    g = np.asarray(g, dtype=float)
+    g = g.reshape(g.shape[0], -1)
+    s = np.asarray(scale, dtype=float)
+    if s.shape != (g.shape[1],) or np.any(s <= 0):
+        raise InvalidInputError(
+            f"scale must be {g.shape[1]} positive magnitude(s), got {list(np.atleast_1d(s))}."
+        )
+    return float(np.linalg.norm(np.maximum(g, 0.0).sum(axis=0) / s))
+
+
+def violating_evaluations(g: np.ndarray) -> int:
+    """Number of evaluations with some constraint > 0."""
+    g = np.asarray(g, dtype=float)
+    return int(np.sum(np.any(g.reshape(g.shape[0], -1) > 0.0, axis=1)))
+
+
+def run_metrics(record: dict[str, Any], bench: ConstrainedBenchmark | None = None) -> dict[str, Any]:
+    """Every metric of one run record (see the module docstring)."""
+    bench = bench or CONSTRAINED_BENCHMARKS[record["problem"]]
+    f, g = np.asarray(record["f"], dtype=float), np.asarray(record["g"], dtype=float)
+    g = g.reshape(f.shape[0], -1)
+    k, minimize = int(record["n_init"]), bool(record["minimize"])
+    sec = np.asarray(record["seconds"], dtype=float)
+    after = sec[k:] if sec.size > k else sec
+    cpu = np.asarray(record.get("cpu_seconds", record["seconds"]), dtype=float)
+    cpu = cpu[k:] if cpu.size > k else cpu
+    return {
+        "final_gap": final_gap(f, g, bench, minimize),
+        "gap_curve": gap_curve(f, g, bench, minimize),
+        "best_feasible_curve": best_feasible_curve(f, g, minimize),
+        "scaled_violation": scaled_positive_violation(g, bench.constraint_scale),
+        "scaled_violation_after_init": scaled_positive_violation(g[k:], bench.constraint_scale),
+        "violating_evaluations": violating_evaluations(g),
+        "violating_after_init": violating_evaluations(g[k:]),
+        "seconds_per_iteration": float(after.mean()) if after.size else 0.0,
+        "cpu_seconds_per_iteration": float(cpu.mean()) if cpu.size else 0.0,
+    }
+
+
+# ------------------------------------------------------------------------------------------ runs
+
+
+def ckb_policies() -> list[str]:
+    """The practical policies of ``ckb.Optimizer`` (all run on continuous boxes)."""
+    from ckb.optimizer.policies import OPTIMIZER_POLICIES
+
+    return OPTIMIZER_POLICIES.names()
+
+
+def known_methods() -> list[str]:
+    return ckb_policies() + list(BASELINE_METHODS)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run: ``method`` on benchmark ``problem`` with ``seed``; ``params``: the method's parameters."""
+
+    method: str
+    problem: str
+    seed: int
+    budget: int = DEFAULT_BUDGET
+    n_init: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def path(self, out: str | Path) -> Path:
+        return Path(out) / "runs" / self.problem / self.method / f"seed-{self.seed:03d}.json"
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "problem": self.problem,
+            "seed": self.seed,
+            "budget": self.budget,
+            "n_init": self.n_init,
+            "params": json.loads(json.dumps(self.params)),
+        }
+
+
+def make_method(
+    method: str, lower, upper, m: int, *, budget: int, minimize: bool, n_init: int | None, seed: int, params
+):
+    """An ask/tell object for ``method``: a baseline, or ``ckb.Optimizer`` with that policy."""
+    from ckb.benchmarking.baselines import BASELINES
+
+    common = {"budget": budget, "minimize": minimize, "n_init": n_init, "seed": seed}
+    if method in BASELINES:
+        return BASELINES[method](lower, upper, m, **common, **params)
+    from ckb.optimizer import Optimizer
+
+    return Optimizer(lower, upper, m, policy=method, **common, **params)
+
+
+_VERSIONS: dict[str, str] | None = None
+
+
+def _versions() -> dict[str, str]:
+    """Package versions and a digest of ckb's optimizer sources, taken once per process (when the
+    optimizer's modules are first imported, so it names the code the process runs)."""
+    global _VERSIONS
+    if _VERSIONS is None:
+        import hashlib
+        import importlib.metadata as md
+
+        import ckb.optimizer
+
+        digest = hashlib.sha256()
+        for path in sorted(Path(ckb.optimizer.__file__).parent.rglob("*.py")):
+            digest.update(path.read_bytes())
+        _VERSIONS = {"ckb.optimizer": digest.hexdigest()[:16]}
+        for pkg in ("numpy", "scipy", "torch", "botorch", "gpytorch"):
+            try:
+                _VERSIONS[pkg] = md.version(pkg)
+            except md.PackageNotFoundError:  # pragma: no cover
+                pass
+    return dict(_VERSIONS)
+
+
+def run_one(cfg: RunConfig) -> dict[str, Any]:
+    """Run ``cfg`` and return its record: the configuration, every point, its true ``f`` and ``g``, the
+    observations, and the seconds of each ask + tell."""
+    bench = CONSTRAINED_BENCHMARKS[cfg.problem]
+    problem = bench.make()
+    dom = problem.domain
+    if cfg.method != "sobol":
+        _import_gp_stack()  # imports are not the method's per-iteration cost
+    versions = _versions()
+    opt = make_method(
+        cfg.method,
+        dom.lower,
+        dom.upper,
+        problem.m,
+        budget=cfg.budget,
+        minimize=problem.minimize,
+        n_init=cfg.n_init,
+        seed=cfg.seed,
+        params=cfg.params,
+    )
+    n_init = int(getattr(opt, "n_init", 2 * dom.d + 2))
+    noise_rng = np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(1,)))  # shared by methods
+    X, F, G, Y, C, sec, cpu = [], [], [], [], [], [], []
+    start = time.perf_counter()
+    for _ in range(cfg.budget):
+        t0, p0 = time.perf_counter(), time.process_time()
+        x = np.asarray(opt.ask(), dtype=float)
+        t1, p1 = time.perf_counter(), time.process_time()
+        f, g = problem.evaluate(-1, x)
+        y, c = problem.noise.sample(noise_rng, -1, f, g)
+        t2, p2 = time.perf_counter(), time.process_time()
+        opt.tell(x, y, c)
+        sec.append((t1 - t0) + (time.perf_counter() - t2))
+        cpu.append((p1 - p0) + (time.process_time() - p2))
+        X.append(x.tolist())
+        F.append(float(f))
+        G.append(np.asarray(g, dtype=float).tolist())
+        Y.append(float(y))
+        C.append(np.asarray(c, dtype=float).tolist())
+    extra = {k: getattr(opt, k) for k in ("fallbacks", "fit_failures") if hasattr(opt, k)}
+    if hasattr(opt, "close"):
+        opt.close()
+    return {
+        "config": cfg.identity(),
+        **cfg.identity(),
+        "n_init": n_init,
+        "minimize": problem.minimize,
+        "d": dom.d,
+        "m": problem.m,
+        "X": X,
+        "f": F,
+        "g": G,
+        "y": Y,
+        "c": C,
+        "seconds": sec,
+        "cpu_seconds": cpu,
+        "wall_seconds": time.perf_counter() - start,
+        "extra": extra,
+        "versions": versions,
+    }
+
+
+def _import_gp_stack() -> None:
+    import botorch.acquisition.logei
+    import botorch.fit
+    import botorch.models
+    import botorch.optim  # noqa: F401
+    import gpytorch.mlls  # noqa: F401
+
+    import ckb.optimizer.acquisition
+    import ckb.optimizer.models
+    import ckb.optimizer.policies  # noqa: F401
+
+
+def _write_record(path: Path, record: dict[str, Any]) -> None:
+    text = json.dumps(record).encode()
+    atomic_write(path, lambda fh: fh.write(text))
+
+
+def load_record(path: str | Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
+
+
+def _worker(task: tuple[dict[str, Any], str]) -> dict[str, Any]:
+    """Process-pool entry: run one configuration, write its file, return a status (never raises)."""
+    cfg_dict, out = task
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - sobol needs no torch
+        pass
+    cfg = RunConfig(**cfg_dict)
+    try:
+        record = run_one(cfg)
+    except Exception:
+        return {"ok": False, "error": traceback.format_exc()}
+    _write_record(cfg.path(out), record)
+    return {"ok": True, "wall_seconds": record["wall_seconds"]}
+
+
+def _cfg_dict(cfg: RunConfig) -> dict[str, Any]:
+    return {
+        "method": cfg.method,
+        "problem": cfg.problem,
+        "seed": cfg.seed,
+        "budget": cfg.budget,
+        "n_init": cfg.n_init,
+        "params": dict(cfg.params),
+    }
+
+
+def plan(
+    problems: Iterable[str] | None = None,
+    methods: Iterable[str] | None = None,
+    seeds: int | Iterable[int] = 20,
+    budget: int = DEFAULT_BUDGET,
+    *,
+    n_init: int | None = None,
+    method_params: dict[str, dict[str, Any]] | None = None,
+) -> list[RunConfig]:
+    """Validate the names and return every (problem, method, seed) configuration."""
+    problems = list(CONSTRAINED_BENCHMARKS) if problems is None else list(problems)
+    known = known_methods()
+    methods = known if methods is None else list(methods)
+    for p in problems:
+        if p not in CONSTRAINED_BENCHMARKS:
+            raise UnknownNameError(
+                f"Unknown benchmark problem {p!r}.{did_you_mean(p, CONSTRAINED_BENCHMARKS)}"
+            )
+    for mth in methods:
+        if mth not in known:
+            raise UnknownNameError(f"Unknown method {mth!r}.{did_you_mean(mth, known)}")
+    if not problems or not methods:
+        raise InvalidInputError(f"need at least one problem and one method, got {problems} and {methods}.")
+    budget = check_scalar(budget, "budget", low=2, integer=True)
+    if isinstance(seeds, (int, np.integer)):
+        seeds = list(range(check_scalar(seeds, "seeds", low=1, integer=True)))
+    seeds = [check_scalar(s, "seed", low=0, integer=True) for s in seeds]
+    if not seeds:
+        raise InvalidInputError("need at least one seed.")
+    method_params = method_params or {}
+    for mth in method_params:
+        if mth not in methods:
+            raise InvalidInputError(f"method_params names {mth!r}, which is not among the methods {methods}.")
+    # seed-major: an interrupted benchmark has whole seeds (every problem and method) on disk
+    return [
+        RunConfig(mth, p, s, budget, n_init, dict(method_params.get(mth, {})))
+        for s in seeds
+        for p in problems
+        for mth in methods
+    ]
+
+
+def run_benchmark(
+    configs: list[RunConfig],
+    out: str | Path,
+    *,
+    workers: int | None = 2,
+    executor: str = "process",
+    on_done: Callable[[RunConfig, bool, dict[str, Any]], None] | None = None,
+    plots: bool = True,
+) -> dict[str, Any]:
+    """Run every configuration not yet on disk under ``out`` and write the summary, table and plots.
+
+    ``on_done(cfg, skipped, status)`` is called once per configuration (``skipped``: reused from disk;
+    ``status["ok"]`` False with ``status["error"]`` for a run that raised; it is not written, so a re-run
+    retries it). Returns the summary (also in ``out/summary.json``), with ``errors`` listing failed runs.
+    """
+    from ckb.runner.executors import get_executor
+
+    out = Path(out)
+    todo = []
+    for cfg in configs:
+        path = cfg.path(out)
+        if path.exists():
+            try:
+                stored = load_record(path)["config"]
+            except (OSError, ValueError, KeyError) as exc:
+                raise CKBError(
+                    f"cannot read the finished run {path} ({exc}); delete it to re-run it."
+                ) from None
+            if stored != cfg.identity():
+                raise CKBError(
+                    f"{path} holds a run with another configuration ({stored}, not {cfg.identity()}); "
+                    "use another --out directory or delete the file."
+                )
+            if on_done:
+                on_done(cfg, True, {"ok": True})
+        else:
+            todo.append(cfg)
+    errors = []
+    started = time.perf_counter()
+    tasks = [(_cfg_dict(c), str(out)) for c in todo]
+    for (cfg_dict, _), status in get_executor(executor, workers).map_unordered(_worker, tasks):
+        cfg = RunConfig(**cfg_dict)
+        if not status["ok"]:
+            errors.append({**cfg.identity(), "error": status["error"]})
+        if on_done:
+            on_done(cfg, False, status)
+    records = [load_record(c.path(out)) for c in configs if c.path(out).exists()]
+    summary = summarize(records)
+    summary["errors"] = errors
+    summary["run_seconds"] = time.perf_counter() - started
+    summary["runs_executed"] = len(todo) - len(errors)
+    summary["runs_reused"] = len(configs) - len(todo)
+    write_json(out / "summary.json", summary)
+    (out / "table.md").write_text(markdown_table(summary))
+    if plots:
+        summary["plots"] = [str(p) for p in plot_curves(records, out / "plots")]
+    return summary
+
+
+# ------------------------------------------------------------------------------------------ report
+
+
+def _quantiles(values: Sequence[float], qs=(0.25, 0.5, 0.75)) -> list[float]:
+    """Quantiles that treat +-inf as larger/smaller than everything (inf results stay inf)."""
+    v = np.asarray(values, dtype=float)
+    big = 1e300
+    w = np.clip(np.where(np.isposinf(v), big, np.where(np.isneginf(v), -big, v)), -big, big)
+    q = np.quantile(w, qs)
+    return [math.inf if x >= 1e299 else -math.inf if x <= -1e299 else float(x) for x in q]
+
+
+def _stat(values: Sequence[float]) -> dict[str, Any]:
+    q25, med, q75 = _quantiles(values)
+    vals = [float(v) for v in values]
+    finite = [v for v in vals if math.isfinite(v)]
+    return {
+        "median": _json_num(med),
+        "q25": _json_num(q25),
+        "q75": _json_num(q75),
+        "mean": _json_num(float(np.mean(finite))) if len(finite) == len(vals) else None,
+        "values": [_json_num(v) for v in vals],
+    }
+
+
+def _json_num(v: float) -> float | None:
+    """JSON has no infinity: ``None`` stands for an undefined or infinite value (no feasible point)."""
+    return float(v) if math.isfinite(v) else None
+
+
+def _curve_stats(curves: np.ndarray) -> dict[str, list]:
+    qs = np.array([_quantiles(col) for col in curves.T]) if curves.size else np.zeros((0, 3))
+    return {k: [_json_num(v) for v in qs[:, i]] for i, k in enumerate(("q25", "median", "q75"))}
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per problem and method: the metrics over seeds (median, quartiles, values) and the curves."""
+    problems: dict[str, Any] = {}
+    by_pm: dict[tuple[str, str], list[dict]] = {}
+    for r in records:
+        by_pm.setdefault((r["problem"], r["method"]), []).append(r)
+    for (p, mth), rs in by_pm.items():
+        rs = sorted(rs, key=lambda r: r["seed"])
+        bench = CONSTRAINED_BENCHMARKS[p]
+        ms = [run_metrics(r, bench) for r in rs]
+        sign = -1.0 if rs[0]["minimize"] else 1.0
+        gaps = [m["final_gap"] for m in ms]
+        # best feasible value in utility units (-inf before the first feasible point), back to f
+        util = np.array(
+            [
+                np.where(np.isnan(m["best_feasible_curve"]), -np.inf, sign * m["best_feasible_curve"])
+                for m in ms
+            ]
+        )
+        ustats = _curve_stats(util)
+        fcurve = {k: [None if v is None else sign * v for v in vals] for k, vals in ustats.items()}
+        if sign < 0:  # quartiles swap when the sign flips
+            fcurve["q25"], fcurve["q75"] = fcurve["q75"], fcurve["q25"]
+        entry = problems.setdefault(
+            p, {"facts": bench.to_dict(), "n_init": int(rs[0]["n_init"]), "d": rs[0]["d"], "methods": {}}
+        )
+        entry["methods"][mth] = {
+            "seeds": [r["seed"] for r in rs],
+            "budget": rs[0]["budget"],
+            "final_gap": _stat(gaps),
+            "solved": int(sum(g < GAP_TOLERANCE for g in gaps)),
+            "no_feasible": int(sum(not math.isfinite(g) for g in gaps)),
+            "scaled_violation": _stat([m["scaled_violation"] for m in ms]),
+            "scaled_violation_after_init": _stat([m["scaled_violation_after_init"] for m in ms]),
+            "violating_evaluations": _stat([m["violating_evaluations"] for m in ms]),
+            "violating_after_init": _stat([m["violating_after_init"] for m in ms]),
+            "seconds_per_iteration": _stat([m["seconds_per_iteration"] for m in ms]),
+            "cpu_seconds_per_iteration": _stat([m["cpu_seconds_per_iteration"] for m in ms]),
+            "best_feasible_curve": fcurve,
+            "gap_curve": _curve_stats(np.array([m["gap_curve"] for m in ms])),
+            "extra": _sum_extra(rs),
+            # digests of the optimizer code the runs used: more than one means mixed code versions
+            "code": sorted({c for r in rs if (c := (r.get("versions") or {}).get("ckb.optimizer"))}),
+        }
+    for p, entry in problems.items():
+        entry["initial_design_shared"] = _design_shared([r for r in records if r["problem"] == p])
+    return {
+        "benchmark": "constrained",
+        "gap_tolerance": GAP_TOLERANCE,
+        "definitions": {
+            "final_gap": "(u* - best feasible u) / scale, u = f (max) or -f (min); scale = |f*|, or range(f) "
+            "on the box when |f*| < 0.1 range(f); null (inf) when no evaluation was feasible",
+            "solved": f"final gap < {GAP_TOLERANCE}",
+            "scaled_violation": "|| (sum_t [g_j(x_t)]^+ / s_j)_j ||_2, s_j the stated typical magnitude (std of "
+            "g_j on the box); all evaluations, the shared design included",
+            "violating_evaluations": "#{t : max_j g_j(x_t) > 0}, the shared design included",
+            "seconds_per_iteration": "mean ask + tell wall time after the design",
+            "cpu_seconds_per_iteration": "mean ask + tell CPU time of the process after the design (one "
+            "thread; unlike wall time, not inflated by other load on the machine)",
+        },
+        "problems": problems,
+    }
+
+
+def _sum_extra(rs: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rs:
+        for k, v in (r.get("extra") or {}).items():
+            out[k] = out.get(k, 0) + int(v)
+    return out
+
+
+def _design_shared(records: list[dict]) -> bool:
+    """Whether every method saw the same first ``n_init`` points at each seed."""
+    first: dict[int, np.ndarray] = {}
+    for r in records:
+        X = np.asarray(r["X"], dtype=float)[: int(r["n_init"])]
+        ref = first.setdefault(int(r["seed"]), X)
+        if ref.shape != X.shape or not np.allclose(ref, X, rtol=0, atol=1e-12):
+            return False
+    return True
+
+
+def _fmt(v: float | None, digits: int = 2) -> str:
+    if v is None:
+        return "inf"
+    if v == 0:
+        return "0"
+    return f"{v:.{digits}g}" if abs(v) < 1e4 else f"{v:.3g}"
+
+
+def markdown_table(summary: dict[str, Any]) -> str:
+    """One markdown table per problem: a row per method."""
+    lines = []
+    for p, entry in summary["problems"].items():
+        facts = entry["facts"]
+        rows = entry["methods"]
+        runs = max(len(r["seeds"]) for r in rows.values())
+        budget = next(iter(rows.values()))["budget"]
+        lines.append(
+            f"**{p}** ({facts['source']}; d = {entry['d']}, m = {len(facts['constraint_scale'])}, "
+            f"f* = {facts['f_star']:.6g}, gap / {facts['gap_normaliser']} = {facts['gap_scale']:.4g}, "
+            f"s = {facts['constraint_scale']}; {budget} evaluations incl. {entry['n_init']} Sobol, {runs} seeds)"
+        )
+        lines.append("")
+        lines.append(
+            "| method | final gap, median [IQR] | gap < 2% | no feasible | scaled Σ[g]+, median [IQR] "
+            "| violating evals, median (after design) | s / iteration, wall (CPU) |"
+        )
+        lines.append("|---|---:|---:|---:|---:|---:|---:|")
+        for mth, r in rows.items():
+            g, v = r["final_gap"], r["scaled_violation"]
+            n = len(r["seeds"])
+            lines.append(
+                f"| {mth} | {_fmt(g['median'])} [{_fmt(g['q25'])}, {_fmt(g['q75'])}] | {r['solved']}/{n} "
+                f"| {r['no_feasible']} | {_fmt(v['median'])} [{_fmt(v['q25'])}, {_fmt(v['q75'])}] "
+                f"| {_fmt(r['violating_evaluations']['median'], 3)} ({_fmt(r['violating_after_init']['median'], 3)}) "
+                f"| {_fmt(r['seconds_per_iteration']['median'], 2)} "
+                f"({_fmt(r['cpu_seconds_per_iteration']['median'], 2)}) |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
+    """Per problem: median best feasible value (IQR band) and median gap (log scale) against evaluations."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary = summarize(records)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for p, entry in summary["problems"].items():
+        facts = entry["facts"]
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+        for mth, r in entry["methods"].items():
+            for ax, curve in ((ax1, r["best_feasible_curve"]), (ax2, r["gap_curve"])):
+                t = np.arange(1, len(curve["median"]) + 1)
+                med = np.array([np.nan if v is None else v for v in curve["median"]], dtype=float)
+                lo = np.array([np.nan if v is None else v for v in curve["q25"]], dtype=float)
+                hi = np.array([np.nan if v is None else v for v in curve["q75"]], dtype=float)
+                if ax is ax2:  # log scale: a gap of 0 (optimum hit exactly) drawn at 1e-8
+                    med, lo, hi = (np.maximum(a, 1e-8) for a in (med, lo, hi))
+                (line,) = ax.plot(t, med, label=mth)
+                ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.15)
+        ax1.axhline(facts["f_star"], color="k", ls="--", lw=1, label="f*")
+        for ax in (ax1, ax2):
+            ax.axvline(entry["n_init"] + 0.5, color="grey", ls=":", lw=1)
+            ax.set_xlabel("evaluations")
+        ax1.set_ylabel("best feasible f (median, IQR)")
+        ax2.set_yscale("log")
+        ax2.axhline(GAP_TOLERANCE, color="grey", ls="--", lw=1)
+        ax2.set_ylabel(f"gap (f_best - f*) / {facts['gap_normaliser']} (median, IQR)")
+        ax1.legend(fontsize=7)
+        fig.suptitle(f"{p}: {facts['source']}")
+        fig.tight_layout()
+        path = out / f"best-feasible-{p}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths

@@ -1,0 +1,55 @@
+"""The benchmark's baselines: Sobol search continues the shared design; qLogNEI is seeded and checked."""
+
+import numpy as np
+import pytest
+
+from ckb.benchmarking.baselines import QLogNEI, SobolSearch
+from ckb.errors import InvalidInputError
+from ckb.optimizer import initial_design
+
+
+def _drive(opt, n, fn):
+    X = []
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, *fn(x))
+        X.append(x)
+    return np.array(X)
+
+
+def _toy(x):  # maximize -(x - 0.3)^2 s.t. x_1 - 0.6 <= 0
+    return -float(np.sum((x - 0.3) ** 2)), [x[0] - 0.6]
+
+
+def test_sobol_search_is_the_design_continued():
+    lo, hi = [-1.0, 0.0, 2.0], [1.0, 5.0, 3.0]
+    opt = SobolSearch(lo, hi, 1, budget=12, seed=3)
+    assert opt.n_init == 8  # 2d + 2
+    X = _drive(opt, 12, _toy)
+    np.testing.assert_allclose(X, initial_design(lo, hi, 12, 3))
+    np.testing.assert_allclose(X[:8], initial_design(lo, hi, 8, 3))  # the shared design comes first
+
+
+def test_tell_checks_point_and_values():
+    opt = SobolSearch([0, 0], [1, 1], 2, budget=4, seed=0)
+    x = opt.ask()
+    with pytest.raises(InvalidInputError, match="pending"):
+        opt.ask()
+    with pytest.raises(InvalidInputError, match="pending point"):
+        opt.tell(1 - x, 0.0, [0.0, 0.0])
+    with pytest.raises(InvalidInputError, match="m = 2"):
+        opt.tell(x, 0.0, [0.0])
+    with pytest.raises(InvalidInputError, match="finite"):
+        opt.tell(x, float("nan"), [0.0, 0.0])
+    opt.tell(x, 0.0, [0.0, 0.0])
+    assert len(opt.y) == 1
+
+
+def test_qlognei_is_seeded_and_proposes_inside_the_box():
+    kw = {"budget": 8, "n_init": 4, "seed": 1, "num_restarts": 2, "raw_samples": 32, "mc_samples": 32}
+    a = _drive(QLogNEI([0, 0], [1, 1], 1, **kw), 5, _toy)
+    b = _drive(QLogNEI([0, 0], [1, 1], 1, **kw), 5, _toy)
+    np.testing.assert_array_equal(a, b)  # the same seed gives the same points
+    np.testing.assert_allclose(a[:4], initial_design([0, 0], [1, 1], 4, 1))
+    assert np.all((a >= 0) & (a <= 1))
+    assert not np.any(np.all(np.isclose(a[4:, None, :], a[None, :4, :]), axis=2))  # new points

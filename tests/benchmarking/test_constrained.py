@@ -1,0 +1,151 @@
+"""The constrained benchmark: metrics on hand-made histories, the runner end to end, resuming."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from ckb.benchmarking.constrained import (
+    RunConfig,
+    _worker,
+    best_feasible_curve,
+    final_gap,
+    gap_curve,
+    markdown_table,
+    plan,
+    run_benchmark,
+    run_metrics,
+    scaled_positive_violation,
+    summarize,
+    violating_evaluations,
+)
+from ckb.errors import CKBError, InvalidInputError, UnknownNameError
+from ckb.optimizer import initial_design
+from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, ConstrainedBenchmark
+
+# f* = 1 (minimized), gap scale |f*| = 1; two constraints with typical magnitudes 2 and 0.5
+BENCH = ConstrainedBenchmark("hand", "gramacy", {}, (2.0, 0.5), 1.0, 4.0, "hand-made")
+F = np.array([0.5, 3.0, 2.0, 1.5, 0.9, 1.01])
+G = np.array(
+    [
+        [1.0, -1.0],  # infeasible (f = 0.5 would beat f*)
+        [-1.0, -1.0],  # feasible, f = 3
+        [2.0, 0.5],  # infeasible in both
+        [-0.1, 0.0],  # feasible (g = 0 counts as feasible), f = 1.5
+        [-1.0, 0.25],  # infeasible
+        [-1.0, -2.0],  # feasible, f = 1.01
+    ]
+)
+
+
+def test_metrics_on_a_hand_made_history():
+    np.testing.assert_allclose(best_feasible_curve(F, G, minimize=True), [np.nan, 3, 3, 1.5, 1.5, 1.01])
+    np.testing.assert_allclose(
+        gap_curve(F, G, BENCH, minimize=True), [np.inf, 2, 2, 0.5, 0.5, 0.01], atol=1e-12
+    )
+    assert final_gap(F, G, BENCH, minimize=True) == pytest.approx(0.01)
+    # positive parts summed per constraint: (1 + 2, 0.5 + 0.25) / (2, 0.5) = (1.5, 1.5); Euclidean norm
+    assert scaled_positive_violation(G, BENCH.constraint_scale) == pytest.approx(math.hypot(1.5, 1.5))
+    assert violating_evaluations(G) == 3
+    # maximizing the same history: the best feasible value is the largest feasible f
+    np.testing.assert_allclose(best_feasible_curve(F, G), [np.nan, 3, 3, 3, 3, 3])
+    # no feasible evaluation: infinite gap
+    assert final_gap(F[:1], G[:1], BENCH, minimize=True) == math.inf
+    with pytest.raises(InvalidInputError, match="2 positive"):
+        scaled_positive_violation(G, [1.0])
+    record = {"problem": "hand", "n_init": 2, "minimize": True, "f": F, "g": G, "seconds": [9, 9, 1, 2, 3, 4]}
+    m = run_metrics(record, BENCH)
+    assert m["violating_after_init"] == 2 and m["seconds_per_iteration"] == pytest.approx(2.5)
+    assert m["scaled_violation_after_init"] == pytest.approx(math.hypot(1.0, 1.5))
+
+
+def test_summary_statistics_and_infinite_gaps():
+    base = {"problem": "gramacy", "method": "x", "n_init": 1, "minimize": True, "d": 2, "budget": 2}
+    base["X"] = [[0.5, 0.5], [0.5, 0.5]]
+    bench = CONSTRAINED_BENCHMARKS["gramacy"]
+    feasible, infeasible = [-1.0, -1.0], [1.0, 1.0]
+    records = [
+        {**base, "seed": 0, "f": [2.0, bench.f_star], "g": [infeasible, feasible], "seconds": [0, 1]},
+        {**base, "seed": 1, "f": [2.0, 2.0], "g": [infeasible, infeasible], "seconds": [0, 3]},
+        {**base, "seed": 2, "f": [2.0, 0.6 * 1.5], "g": [feasible, feasible], "seconds": [0, 2]},
+    ]
+    r = summarize(records)["problems"]["gramacy"]["methods"]["x"]
+    gaps = r["final_gap"]["values"]
+    assert gaps[0] == pytest.approx(0.0, abs=1e-12) and gaps[1] is None  # None: no feasible point (inf)
+    assert r["solved"] == 1 and r["no_feasible"] == 1
+    assert r["final_gap"]["median"] == pytest.approx((0.9 - bench.f_star) / bench.f_star)
+    assert r["final_gap"]["q75"] is None  # between a finite gap and an infinite one
+    assert r["seconds_per_iteration"]["median"] == 2.0
+    assert r["best_feasible_curve"]["median"][0] is None  # 2 of 3 seeds infeasible at t = 1
+    json.dumps(r)  # JSON-safe (no infinities)
+
+
+def test_plan_validates_names_and_sizes():
+    cfgs = plan(["gramacy", "gardner-2"], ["sobol"], 3, 10)
+    assert len(cfgs) == 6 and {c.seed for c in cfgs} == {0, 1, 2}
+    assert plan(["gramacy"], ["sobol"], [5, 7], 10)[1].seed == 7
+    with pytest.raises(UnknownNameError, match="gramacy"):
+        plan(["gramcy"], ["sobol"], 1, 10)
+    with pytest.raises(UnknownNameError, match="qlognei"):
+        plan(["gramacy"], ["qlogne"], 1, 10)
+    with pytest.raises(InvalidInputError, match="budget"):
+        plan(["gramacy"], ["sobol"], 1, 1)
+    with pytest.raises(InvalidInputError, match="not among the methods"):
+        plan(["gramacy"], ["sobol"], 1, 10, method_params={"qlognei": {}})
+
+
+def test_runner_end_to_end_resume_and_report(tmp_path):
+    cfgs = plan(
+        ["gramacy"],
+        ["sobol", "qlognei"],
+        1,
+        8,
+        method_params={"qlognei": {"num_restarts": 2, "raw_samples": 32, "mc_samples": 32}},
+    )
+    seen = []
+    summary = run_benchmark(
+        cfgs, tmp_path, workers=1, on_done=lambda c, skipped, st: seen.append((c.method, skipped, st["ok"]))
+    )
+    assert sorted(seen) == [("qlognei", False, True), ("sobol", False, True)]
+    assert summary["errors"] == [] and summary["runs_executed"] == 2
+    entry = summary["problems"]["gramacy"]
+    assert entry["n_init"] == 6 and entry["initial_design_shared"]
+    design = initial_design([0, 0], [1, 1], 6, 0)
+    for c in cfgs:
+        rec = json.loads(c.path(tmp_path).read_text())
+        X = np.array(rec["X"])
+        assert X.shape == (8, 2) and np.all((X >= 0) & (X <= 1))
+        np.testing.assert_allclose(X[:6], design)  # the shared Sobol design
+        f, g = np.array(rec["f"]), np.array(rec["g"])
+        P = CONSTRAINED_BENCHMARKS["gramacy"].make()
+        np.testing.assert_allclose(f, X.sum(axis=1))  # true values recorded
+        np.testing.assert_allclose(g, np.stack([P.evaluate(-1, x)[1] for x in X]))
+        assert len(rec["seconds"]) == 8 and rec["config"] == c.identity()
+        m = entry["methods"][c.method]
+        assert m["violating_evaluations"]["values"] == [int(np.sum(np.any(g > 0, axis=1)))]
+    assert len(entry["methods"]["sobol"]["best_feasible_curve"]["median"]) == 8
+    table = (tmp_path / "table.md").read_text()
+    assert "| qlognei |" in table and "| sobol |" in table and "gap / |f*|" in table
+    assert table == markdown_table(json.loads((tmp_path / "summary.json").read_text()))
+    assert (tmp_path / "plots" / "best-feasible-gramacy.png").stat().st_size > 0
+
+    # a second run reuses both files and changes nothing
+    mtimes = [c.path(tmp_path).stat().st_mtime_ns for c in cfgs]
+    seen.clear()
+    again = run_benchmark(cfgs, tmp_path, workers=1, plots=False, on_done=lambda c, s, st: seen.append(s))
+    assert seen == [True, True] and again["runs_executed"] == 0 and again["runs_reused"] == 2
+    assert [c.path(tmp_path).stat().st_mtime_ns for c in cfgs] == mtimes
+    assert again["problems"] == summary["problems"]
+    # another configuration in the same directory stops the run and names the file
+    with pytest.raises(CKBError, match="seed-000.json"):
+        run_benchmark(plan(["gramacy"], ["sobol"], 1, 9), tmp_path, workers=1, plots=False)
+
+
+def test_a_failing_run_is_reported_not_written(tmp_path):
+    cfg = RunConfig("sobol", "gramacy", 0, 8, None, {"no_such_option": 1})
+    status = _worker(({**cfg.identity(), "params": cfg.params}, str(tmp_path)))
+    assert not status["ok"] and "no_such_option" in status["error"]
+    assert not cfg.path(tmp_path).exists()
+    summary = run_benchmark([cfg], tmp_path, workers=1, plots=False)
+    assert len(summary["errors"]) == 1 and summary["problems"] == {}
