@@ -248,3 +248,18 @@ def test_import_ckb_does_not_import_torch():
     code = "import sys, ckb, ckb.optimizer; ckb.optimizer.initial_design([0], [1], 2, 0); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_missing_botorch_is_a_clear_error(monkeypatch):
+    import importlib.util
+
+    from ckb.optimizer.core import BotorchNotInstalledError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "botorch" else real(name, *a)
+    )
+    with pytest.raises(
+        BotorchNotInstalledError, match=r"botorch is not installed.*pip install 'ckb\[botorch\]'"
+    ):
+        ckb.Optimizer([0.0], [1.0])

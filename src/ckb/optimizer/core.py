@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_scalar, did_you_mean
-from ckb.errors import InvalidInputError
+from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.space import Space, initial_design, nearest_unused
 from ckb.studies.storage import StudyStorage, dumps, loads
 
@@ -89,6 +89,23 @@ def _policy_registry():
     from ckb.optimizer.policies import OPTIMIZER_POLICIES
 
     return OPTIMIZER_POLICIES
+
+
+class BotorchNotInstalledError(CKBError, ImportError):
+    """``ckb.Optimizer`` needs torch and BoTorch (the ``botorch`` extra), which are not installed."""
+
+
+def _require_botorch() -> None:
+    import importlib.util
+
+    missing = [name for name in ("torch", "botorch", "gpytorch") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise BotorchNotInstalledError(
+            f"ckb.Optimizer fits its GPs with BoTorch, but {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed. Install the extra: "
+            "pip install 'ckb[botorch]' (without a GPU, install the CPU build of torch first, e.g. "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu)."
+        )
 
 
 class Optimizer:
@@ -134,6 +151,7 @@ class Optimizer:
         torch_threads: int = 1,
         **policy_params: Any,
     ) -> None:
+        _require_botorch()
         self.space = Space(lower, upper, candidates)
         d = self.space.d
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
