@@ -138,3 +138,11 @@ def test_beta_scale_sweep_tabulates_each_scale(tmp_path):
     assert spec_half["algorithms"]["igp-ucb"]["beta_scale"] == 0.5
     bad = runner.invoke(app, ["experiment", "gpucb-synthetic", "--beta-scale", "a,b"])
     assert bad.exit_code == 2 and "--beta-scale expects numbers" in bad.output
+
+
+def test_benchmark_constrained_rejects_unknown_methods_before_running(tmp_path):
+    res = runner.invoke(
+        app, ["benchmark", "constrained", "--methods", "qlogne", "--seeds", "1", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == 2 and "qlognei" in res.output
+    assert not (tmp_path / "runs").exists()

@@ -250,6 +250,70 @@ def experiment_cmd(
     )
 
 
+benchmark_app = typer.Typer(
+    no_args_is_help=True, help="Benchmarks against the field (long; results under benchmarks/results/)."
+)
+app.add_typer(benchmark_app, name="benchmark")
+
+
+@benchmark_app.command("constrained")
+def benchmark_constrained_cmd(
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds 0..N-1.")] = 20,
+    budget: Annotated[int, typer.Option("--budget", "-T", help="Evaluations per run.")] = 60,
+    problems: Annotated[str | None, typer.Option(help="Comma-separated problems (default: all).")] = None,
+    methods: Annotated[
+        str | None, typer.Option(help="Comma-separated: ckb policies, qlognei, sobol (default: all).")
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes.")] = 2,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "benchmarks/results/constrained"
+    ),
+    plots: Annotated[bool, typer.Option(help="Write PNG plots.")] = True,
+) -> None:
+    """ckb.Optimizer's policies vs BoTorch's constrained qLogNEI vs Sobol search (resumable, parallel)."""
+    from ckb.benchmarking.constrained import plan, run_benchmark
+
+    def names(text):
+        return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
+
+    try:
+        if workers < 1:
+            raise CKBError(f"--workers must be >= 1, got {workers}.")
+        configs = plan(names(problems), names(methods), seeds, budget)
+    except CKBError as exc:
+        _fail(exc)
+    console.print(
+        f"[bold]constrained benchmark[/]: {len(configs)} run(s), {budget} evaluations each -> {out}"
+    )
+    start = time.perf_counter()
+    try:
+        with Progress(*_COLUMNS, console=console) as progress:
+            task = progress.add_task("runs", total=len(configs))
+
+            def on_done(cfg, skipped, status):
+                if not status["ok"]:
+                    progress.console.print(escape(f"failed: {cfg.method} on {cfg.problem}, seed {cfg.seed}"))
+                progress.update(
+                    task, advance=1, description=f"runs ({cfg.method} / {cfg.problem} / {cfg.seed})"
+                )
+
+            summary = run_benchmark(configs, out, workers=workers, on_done=on_done, plots=plots)
+    except CKBError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(
+            f"[yellow]interrupted[/]: finished runs are saved under {out}; re-run the same command to resume."
+        )
+        raise typer.Exit(130) from None
+    typer.echo((out / "table.md").read_text())  # plain: markdown rows must not be wrapped
+    console.print(
+        f"{summary['runs_executed']} run(s), {summary['runs_reused']} reused, {len(summary['errors'])} failed; "
+        f"{time.perf_counter() - start:.0f} s. Summary: {out / 'summary.json'}"
+    )
+    if summary["errors"]:
+        raise typer.Exit(1)
+
+
 def _parse_scales(text: str | None) -> list[float] | None:
     if text is None:
         return None
