@@ -1,3 +1,5 @@
+import logging
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
@@ -31,3 +33,32 @@ def split_run(tmp_path):
         return full, Trial.resume(tmp_path / "split.npz").run()
 
     return run
+
+
+@pytest.fixture(scope="session")
+def _ray_session():
+    """One local Ray instance (2 CPUs) per test process, shared by every Ray test of the suite: started
+    by the first test that needs it, stopped at the end of the session (session scope, so that
+    pytest-xdist starts at most one instance per worker). A session that finds Ray running uses it as is."""
+    ray = pytest.importorskip("ray")
+    owner = not ray.is_initialized()
+    if owner:
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
+    yield ray
+    if owner:
+        ray.shutdown()
+
+
+@pytest.fixture
+def ray_local(_ray_session, request):
+    """The shared local Ray instance, with the requesting test module's functions and classes shipped to
+    the workers by value (Ray workers do not have the tests on their import path)."""
+    _ray_session.cloudpickle.register_pickle_by_value(request.module)
+    yield _ray_session
+    _ray_session.cloudpickle.unregister_pickle_by_value(request.module)

@@ -5,9 +5,7 @@ One local Ray instance (2 CPUs) per test process serves every Ray test. Starting
 worker process (about a second of CPU: Python, Ray, the agent's imports), so the tests use few actors."""
 
 import builtins
-import logging
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -18,30 +16,6 @@ from ckb.multiagent.backends import InProcessBackend, make_backend
 ray = pytest.importorskip("ray")
 
 from ckb.multiagent.ray_backend import AgentError, RayBackend  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def ray_local():
-    """One local Ray instance (2 CPUs) per test process, shared by every Ray test of the suite: started
-    by the first one that needs it, stopped at the end of the session (session scope, so that pytest-xdist
-    splitting a module's tests over workers starts at most one instance per worker, never one per
-    module and worker). A module that finds Ray running uses it as is."""
-    ray = pytest.importorskip("ray")
-    owner = not ray.is_initialized()
-    if owner:
-        ray.init(
-            address="local",
-            num_cpus=2,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
-    # Ray workers cannot import this test module (tests/ is not a package): ship its classes by value
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield ray
-    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    if owner:
-        ray.shutdown()
 
 
 class NoisyAgent:

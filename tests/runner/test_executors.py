@@ -4,9 +4,7 @@ The Ray tests share one local Ray instance (2 CPUs) per test process; the execut
 uses it, and leaves it running (it stops only instances it started itself)."""
 
 import builtins
-import logging
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -33,30 +31,6 @@ def configs(trials=2, horizon=50):
         for a, pp in (("ucb", {}), ("ucb-wide", {"beta": 3.0}))
         for k in range(trials)
     ]
-
-
-@pytest.fixture(scope="session")
-def ray_local():
-    """One local Ray instance (2 CPUs) per test process, shared by every Ray test of the suite: started
-    by the first one that needs it, stopped at the end of the session (session scope, so that pytest-xdist
-    splitting a module's tests over workers starts at most one instance per worker, never one per
-    module and worker). A module that finds Ray running uses it as is."""
-    ray = pytest.importorskip("ray")
-    owner = not ray.is_initialized()
-    if owner:
-        ray.init(
-            address="local",
-            num_cpus=2,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
-    # Ray workers cannot import this test module (tests/ is not a package): ship its functions by value
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield ray
-    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    if owner:
-        ray.shutdown()
 
 
 def _square(x):
