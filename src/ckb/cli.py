@@ -186,10 +186,11 @@ def experiment_cmd(
         _beta_sweep(spec, scales, beta_out, workers, executor, {"address": address})
         return
     out = out or Path("runs") / spec.name
-    n_tasks = spec.trials * len(spec.algorithms)
+    n_tasks = len(spec.configs())
     console.print(
         f"[bold]{spec.name}[/]: {len(spec.algorithms)} algorithm(s) x {spec.trials} trial(s), T = {spec.horizon}, "
         f"seed {spec.seed} -> {out}"
+        + (f" ({n_tasks} runs over {len(spec.problems)} problems)" if spec_kind(spec) == "benchmark" else "")
     )
     start = time.perf_counter()
     skipped = 0
@@ -218,6 +219,13 @@ def experiment_cmd(
             f"[yellow]interrupted[/]: finished trials are saved under {out}; re-run the same command to resume."
         )
         raise typer.Exit(130) from None
+    took = time.perf_counter() - start
+    if spec_kind(spec) == "benchmark":
+        typer.echo(summary["table"])  # plain: markdown rows must not be wrapped
+        console.print(
+            f"{n_tasks - skipped} run(s), {skipped} reused from disk, {took:.1f} s. Summary: {out / 'summary.json'}"
+        )
+        return
     header, rows = table_rows(summary)
     table = Table(title=f"{spec.name} (T = {spec.horizon}, {summary['trials']} trials; mean ± s.e.)")
     for h in header:
@@ -312,6 +320,11 @@ def benchmark_constrained_cmd(
     )
     if summary["errors"]:
         raise typer.Exit(1)
+
+
+def spec_kind(spec) -> str | None:
+    """``None`` for a single-agent spec, else its ``kind`` (ckb.experiments.spec.SPEC_KINDS)."""
+    return getattr(spec, "kind", None)
 
 
 def _parse_scales(text: str | None) -> list[float] | None:

@@ -10,6 +10,13 @@ from ckb.experiments.report import plot_curves, summarize, write_summary
 from ckb.experiments.spec import ExperimentSpec
 from ckb.runner.sweep import load_traces, run_sweep
 
+#: spec kind -> "module:function" running it, with :func:`run_experiment`'s signature (the kinds of
+#: :data:`ckb.experiments.spec.SPEC_KINDS`)
+RUNNERS = {
+    "multiagent": "ckb.multiagent.run:run_multiagent_experiment",
+    "benchmark": "ckb.benchmarking.experiment:run_benchmark_experiment",
+}
+
 
 def run_experiment(
     spec: ExperimentSpec,
@@ -26,10 +33,12 @@ def run_experiment(
     ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``).
     Returns the summary dict (also written to ``out/summary.json``).
     """
-    if getattr(spec, "kind", None) == "multiagent":  # ckb.multiagent.spec.MultiAgentSpec
-        from ckb.multiagent.run import run_multiagent_experiment
+    kind = getattr(spec, "kind", None)
+    if kind is not None:  # another spec kind (ckb.experiments.spec.SPEC_KINDS) runs its own pipeline
+        import importlib
 
-        return run_multiagent_experiment(
+        module, fn = RUNNERS[kind].split(":")
+        return getattr(importlib.import_module(module), fn)(
             spec,
             out,
             workers=workers,
@@ -61,12 +70,12 @@ def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
     """A copy of ``spec`` whose every algorithm that takes ``beta_scale`` uses ``scale``."""
     from ckb.policies import POLICIES, init_parameters
 
-    if getattr(spec, "kind", None) == "multiagent":
+    if getattr(spec, "kind", None) is not None:
         from ckb.errors import SpecError
 
         raise SpecError(
-            f"--beta-scale is for single-agent experiments; {spec.name!r} is multi-agent: set a width with "
-            "--set algorithms.LABEL.beta=VALUE."
+            f"--beta-scale is for single-agent experiments; {spec.name!r} is of kind {spec.kind!r}: set a "
+            "method's width with --set algorithms.LABEL.beta=VALUE."
         )
     sets = [
         f"algorithms.{label}.beta_scale={scale!r}"

@@ -87,33 +87,8 @@ class ExperimentSpec:
     @classmethod
     def from_dict(cls, raw: dict[str, Any], source: str = "") -> ExperimentSpec:
         where = f" in {source}" if source else ""
-        for key, value in raw.items():
-            if key not in _TOP:
-                raise SpecError(f"unknown field {key!r}{where}.{did_you_mean(key, _TOP)}")
-            want = _TOP[key]
-            if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise SpecError(f"field {key!r}{where} must be an integer, got {value!r}.")
-            if want is not int and not isinstance(value, want):
-                raise SpecError(
-                    f"field {key!r}{where} must be a {'table' if want is dict else 'string'}, got {value!r}."
-                )
-        for key in _REQUIRED:
-            if key not in raw:
-                raise SpecError(f"missing required field {key!r}{where}.")
-        for key, low in (("horizon", 1), ("trials", 1), ("seed", 0)):
-            if key in raw and raw[key] < low:
-                raise SpecError(f"field {key!r}{where} must be >= {low}, got {raw[key]!r}.")
-        report = dict(raw.get("report", {}))
-        for key, value in report.items():
-            if key not in _REPORT:
-                raise SpecError(f"unknown field 'report.{key}'{where}.{did_you_mean(key, _REPORT)}")
-            if not isinstance(value, _REPORT[key]):
-                raise SpecError(
-                    f"field 'report.{key}'{where} must be a {_REPORT[key].__name__}, got {value!r}."
-                )
-        cps = report.get("checkpoints", [])
-        if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cps):
-            raise SpecError(f"field 'report.checkpoints'{where} must list rounds >= 1, got {cps!r}.")
+        check_fields(raw, _TOP, _REQUIRED, where)
+        report = check_report(raw, _REPORT, where)
         problem = dict(raw["problem"])
         if "name" not in problem:
             raise SpecError(f"field 'problem.name'{where} is required (a registered problem).")
@@ -171,23 +146,7 @@ class ExperimentSpec:
         for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
             if val is not None:
                 raw[key] = val
-        for item in sets:
-            if "=" not in item:
-                raise SpecError(
-                    f"--set expects KEY=VALUE (e.g. algorithms.igp-ucb.beta_scale=0.5), got {item!r}."
-                )
-            key, text = item.split("=", 1)
-            try:
-                value = tomllib.loads(f"v = {text}")["v"]
-            except tomllib.TOMLDecodeError:
-                value = text  # a bare string
-            node = raw
-            parts = key.strip().split(".")
-            for part in parts[:-1]:
-                if part not in node or not isinstance(node[part], dict):
-                    raise SpecError(f"--set {key}: no table {part!r} in the spec.{did_you_mean(part, node)}")
-                node = node[part]
-            node[parts[-1]] = value
+        apply_sets(raw, sets, example="algorithms.igp-ucb.beta_scale=0.5")
         return ExperimentSpec.from_dict(raw, self.source)
 
     # --------------------------------------------------------------- configs
@@ -249,6 +208,61 @@ class ExperimentSpec:
         return self
 
 
+# ------------------------------------------------------- shared by every spec kind
+def check_fields(raw: dict[str, Any], top: dict[str, type], required: tuple[str, ...], where: str) -> None:
+    """Top-level fields: known names (closest suggested), their types, the required ones present, and
+    ``horizon``/``trials`` >= 1, ``seed`` >= 0 where given."""
+    for key, value in raw.items():
+        if key not in top:
+            raise SpecError(f"unknown field {key!r}{where}.{did_you_mean(key, top)}")
+        want = top[key]
+        if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise SpecError(f"field {key!r}{where} must be an integer, got {value!r}.")
+        if want is not int and not isinstance(value, want):
+            kind = {dict: "table", list: "list"}.get(want, "string")
+            raise SpecError(f"field {key!r}{where} must be a {kind}, got {value!r}.")
+    for key in required:
+        if key not in raw:
+            raise SpecError(f"missing required field {key!r}{where}.")
+    for key, low in (("horizon", 1), ("trials", 1), ("seed", 0)):
+        if key in raw and raw[key] < low:
+            raise SpecError(f"field {key!r}{where} must be >= {low}, got {raw[key]!r}.")
+
+
+def check_report(raw: dict[str, Any], allowed: dict[str, type], where: str) -> dict[str, Any]:
+    """The ``[report]`` table: known keys of the right types; ``checkpoints`` rounds >= 1. A copy."""
+    report = dict(raw.get("report", {}))
+    for key, value in report.items():
+        if key not in allowed:
+            raise SpecError(f"unknown field 'report.{key}'{where}.{did_you_mean(key, allowed)}")
+        if not isinstance(value, allowed[key]):
+            raise SpecError(f"field 'report.{key}'{where} must be a {allowed[key].__name__}, got {value!r}.")
+    cps = report.get("checkpoints", [])
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cps):
+        raise SpecError(f"field 'report.checkpoints'{where} must list rounds >= 1, got {cps!r}.")
+    return report
+
+
+def apply_sets(raw: dict[str, Any], sets, example: str) -> None:
+    """Apply CLI ``--set dotted.key=value`` overrides to a spec's raw dict in place (values parsed as
+    TOML, else kept as a bare string); ``example`` shows the form in the error for a malformed item."""
+    for item in sets:
+        if "=" not in item:
+            raise SpecError(f"--set expects KEY=VALUE (e.g. {example}), got {item!r}.")
+        key, text = item.split("=", 1)
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text  # a bare string
+        node = raw
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            if part not in node or not isinstance(node[part], dict):
+                raise SpecError(f"--set {key}: no table {part!r} in the spec.{did_you_mean(part, node)}")
+            node = node[part]
+        node[parts[-1]] = value
+
+
 # -------------------------------------------------------------------- lookup
 def _spec_dir():
     return resources.files("ckb.experiments") / "specs"
@@ -275,8 +289,31 @@ def load_spec(name_or_path: str | Path) -> ExperimentSpec:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path} is not valid TOML: {exc}") from None
-    if raw.get("kind") == "multiagent":  # a multi-agent experiment (ckb.multiagent.spec)
-        from ckb.multiagent.spec import MultiAgentSpec
+    return spec_from_dict(raw, source=str(path))
 
-        return MultiAgentSpec.from_dict(raw, source=str(path))
-    return ExperimentSpec.from_dict(raw, source=str(path))
+
+#: spec kinds other than the single-agent default: ``kind = "..."`` in a spec -> "module:Class" of its
+#: spec class, which has ``from_dict``, ``with_overrides``, ``validate`` and the fields ``ckb list``
+#: shows (``name``, ``title``, ``horizon``, ``trials``, ``algorithms``); its runner is registered in
+#: :data:`ckb.experiments.run.RUNNERS` under the same kind.
+SPEC_KINDS = {
+    "multiagent": "ckb.multiagent.spec:MultiAgentSpec",
+    "benchmark": "ckb.benchmarking.experiment:BenchmarkSpec",
+}
+
+
+def spec_from_dict(raw: dict[str, Any], source: str = ""):
+    """The spec of ``raw``'s ``kind`` (single-agent when absent)."""
+    import importlib
+
+    kind = raw.get("kind")
+    if kind is None:
+        return ExperimentSpec.from_dict(raw, source=source)
+    if kind not in SPEC_KINDS:
+        where = f" in {source}" if source else ""
+        raise SpecError(
+            f"field 'kind'{where}: unknown kind {kind!r}; expected one of {sorted(SPEC_KINDS)} or none "
+            f"(a single-agent experiment).{did_you_mean(str(kind), SPEC_KINDS)}"
+        )
+    module, cls = SPEC_KINDS[kind].split(":")
+    return getattr(importlib.import_module(module), cls).from_dict(raw, source=source)

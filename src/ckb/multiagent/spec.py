@@ -26,12 +26,12 @@ Same layout as the single-agent specs (:mod:`ckb.experiments.spec`) with these d
 from __future__ import annotations
 
 import copy
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError, UnknownNameError
+from ckb.experiments.spec import apply_sets, check_fields, check_report
 
 _TOP = {
     "kind": str,
@@ -75,32 +75,10 @@ class MultiAgentSpec:
     @classmethod
     def from_dict(cls, raw: dict[str, Any], source: str = "") -> MultiAgentSpec:
         where = f" in {source}" if source else ""
-        for key, value in raw.items():
-            if key not in _TOP:
-                raise SpecError(f"unknown field {key!r}{where}.{did_you_mean(key, _TOP)}")
-            want = _TOP[key]
-            if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise SpecError(f"field {key!r}{where} must be an integer, got {value!r}.")
-            if want is not int and not isinstance(value, want):
-                raise SpecError(
-                    f"field {key!r}{where} must be a {'table' if want is dict else 'string'}, got {value!r}."
-                )
-        for key in _REQUIRED:
-            if key not in raw:
-                raise SpecError(f"missing required field {key!r}{where}.")
+        check_fields(raw, _TOP, _REQUIRED, where)
         if raw["kind"] != "multiagent":
             raise SpecError(f"field 'kind'{where} must be 'multiagent' here, got {raw['kind']!r}.")
-        for key, low in (("horizon", 1), ("trials", 1), ("seed", 0)):
-            if key in raw and raw[key] < low:
-                raise SpecError(f"field {key!r}{where} must be >= {low}, got {raw[key]!r}.")
-        report = dict(raw.get("report", {}))
-        for key, value in report.items():
-            if key not in _REPORT:
-                raise SpecError(f"unknown field 'report.{key}'{where}.{did_you_mean(key, _REPORT)}")
-            if not isinstance(value, _REPORT[key]):
-                raise SpecError(
-                    f"field 'report.{key}'{where} must be a {_REPORT[key].__name__}, got {value!r}."
-                )
+        report = check_report(raw, _REPORT, where)
         problem = dict(raw["problem"])
         if "name" not in problem:
             raise SpecError(f"field 'problem.name'{where} is required (a registered multi-agent problem).")
@@ -169,21 +147,7 @@ class MultiAgentSpec:
         for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
             if val is not None:
                 raw[key] = val
-        for item in sets:
-            if "=" not in item:
-                raise SpecError(f"--set expects KEY=VALUE (e.g. algorithms.dmabo.beta=2.0), got {item!r}.")
-            key, text = item.split("=", 1)
-            try:
-                value = tomllib.loads(f"v = {text}")["v"]
-            except tomllib.TOMLDecodeError:
-                value = text
-            node = raw
-            parts = key.strip().split(".")
-            for part in parts[:-1]:
-                if part not in node or not isinstance(node[part], dict):
-                    raise SpecError(f"--set {key}: no table {part!r} in the spec.{did_you_mean(part, node)}")
-                node = node[part]
-            node[parts[-1]] = value
+        apply_sets(raw, sets, example="algorithms.dmabo.beta=2.0")
         return MultiAgentSpec.from_dict(raw, self.source)
 
     # --------------------------------------------------------------- configs
