@@ -8,7 +8,6 @@ uniformly at random among scores within ``rtol`` of the maximum.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 from ckb.errors import InvalidInputError
 
@@ -46,6 +45,8 @@ def maximize_on_box(
     starts = raw[np.argsort(-vals)[:n_restarts]]
     best_x, best_v = raw[int(np.argmax(vals))], float(np.max(vals))
     bounds = list(zip(lower, upper))
+    from scipy.optimize import minimize  # lazily: ~0.4-0.9 s to import, needed only here
+
     for x0 in starts:
         res = minimize(lambda x: -float(acquisition(x[None, :])[0]), x0, method="L-BFGS-B", bounds=bounds)
         if -res.fun > best_v:
@@ -102,6 +103,8 @@ def refine_from_candidates(
         return best_x
     if method != "lbfgs":
         raise InvalidInputError(f"method must be 'local' or 'lbfgs', got {method!r}.")
+    from scipy.optimize import minimize  # lazily: ~0.4-0.9 s to import, needed only here
+
     bounds = list(zip(lower, upper))
     for i in starts:
         res = minimize(
