@@ -17,6 +17,7 @@ from ckb.benchmarking.constrained import (
     run_benchmark,
     run_metrics,
     scaled_positive_violation,
+    scaled_soft_violation,
     summarize,
     violating_evaluations,
 )
@@ -48,6 +49,10 @@ def test_metrics_on_a_hand_made_history():
     # positive parts summed per constraint: (1 + 2, 0.5 + 0.25) / (2, 0.5) = (1.5, 1.5); Euclidean norm
     assert scaled_positive_violation(G, BENCH.constraint_scale) == pytest.approx(math.hypot(1.5, 1.5))
     assert violating_evaluations(G) == 3
+    # signed sums (-0.1, -3.25): the cumulative constraint holds; over the first three rows the sums are
+    # (2, -1.5) -> ([2 / 2]^+, [-1.5 / 0.5]^+) = (1, 0)
+    assert scaled_soft_violation(G, BENCH.constraint_scale) == 0.0
+    assert scaled_soft_violation(G[:3], BENCH.constraint_scale) == pytest.approx(1.0)
     # maximizing the same history: the best feasible value is the largest feasible f
     np.testing.assert_allclose(best_feasible_curve(F, G), [np.nan, 3, 3, 3, 3, 3])
     # no feasible evaluation: infinite gap
@@ -58,6 +63,7 @@ def test_metrics_on_a_hand_made_history():
     m = run_metrics(record, BENCH)
     assert m["violating_after_init"] == 2 and m["seconds_per_iteration"] == pytest.approx(2.5)
     assert m["scaled_violation_after_init"] == pytest.approx(math.hypot(1.0, 1.5))
+    assert m["scaled_soft_violation"] == 0.0
 
 
 def test_summary_statistics_and_infinite_gaps():
