@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--report-only",
         action="store_true",
-        help="run nothing: summarize the seeds whose runs (every problem and method) are all on disk",
+        help="run nothing: summarize, for each method, the seeds whose runs (every problem) are all on disk",
     )
     args = ap.parse_args(argv)
     console = Console()
@@ -77,17 +77,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     methods = list(dict.fromkeys(c.method for c in configs))
     if args.report_only:
-        complete = [
-            s
-            for s in sorted({c.seed for c in configs})
-            if all(c.path(out).exists() for c in configs if c.seed == s)
-        ]
-        if not complete:
-            console.print(f"[bold red]error:[/] no seed has all its runs under {out}.", highlight=False)
+        # per method, the seeds with a run on every problem: methods may have been run to different
+        # numbers of seeds (each row of the table says how many it has)
+        complete = {
+            mth: [
+                s
+                for s in sorted({c.seed for c in configs})
+                if all(c.path(out).exists() for c in configs if c.seed == s and c.method == mth)
+            ]
+            for mth in methods
+        }
+        if not any(complete.values()):
+            console.print(
+                f"[bold red]error:[/] no method has a seed with all its runs under {out}.", highlight=False
+            )
             return 2
-        configs = [c for c in configs if c.seed in complete]
-        seeds = len(complete)
-        console.print(f"report only: {len(complete)} complete seed(s): {complete}")
+        configs = [c for c in configs if c.seed in complete[c.method]]
+        seeds = max(len(v) for v in complete.values())
+        for mth, done in complete.items():
+            console.print(f"report only: {mth}: {len(done)} complete seed(s)", highlight=False)
     console.print(
         f"[bold]constrained benchmark[/]: {len({c.problem for c in configs})} problem(s) x {len(methods)} "
         f"method(s) x {seeds} seed(s), {budget} evaluations, {args.workers} worker(s) -> {out}"

@@ -569,7 +569,12 @@ def markdown_table(summary: dict[str, Any]) -> str:
     for p, entry in summary["problems"].items():
         facts = entry["facts"]
         rows = entry["methods"]
-        runs = max(len(r["seeds"]) for r in rows.values())
+        counts = sorted({len(r["seeds"]) for r in rows.values()})
+        runs = (
+            str(counts[0])
+            if len(counts) == 1
+            else f"{counts[0]}-{counts[-1]} (each method's n in 'gap < 2%')"
+        )
         budget = next(iter(rows.values()))["budget"]
         lines.append(
             f"**{p}** ({facts['source']}; d = {entry['d']}, m = {len(facts['constraint_scale'])}, "
