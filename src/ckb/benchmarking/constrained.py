@@ -87,8 +87,8 @@ def final_gap(f: np.ndarray, g: np.ndarray, bench: ConstrainedBenchmark, minimiz
     return float(curve[-1]) if curve.size else math.inf
 
 
-def scaled_positive_violation(g: np.ndarray, scale: Sequence[float]) -> float:
-    r""":math:`\|(\sum_t [g_j(x_t)]^+ / s_j)_j\|_2`."""
+def _values_and_scale(g: np.ndarray, scale: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """``g`` as (T, m) and ``scale`` as m positive magnitudes (else an error naming them)."""
     g = np.asarray(g, dtype=float)
     g = g.reshape(g.shape[0], -1)
     s = np.asarray(scale, dtype=float)
@@ -96,6 +96,12 @@ def scaled_positive_violation(g: np.ndarray, scale: Sequence[float]) -> float:
         raise InvalidInputError(
             f"scale must be {g.shape[1]} positive magnitude(s), got {list(np.atleast_1d(s))}."
         )
+    return g, s
+
+
+def scaled_positive_violation(g: np.ndarray, scale: Sequence[float]) -> float:
+    r""":math:`\|(\sum_t [g_j(x_t)]^+ / s_j)_j\|_2`."""
+    g, s = _values_and_scale(g, scale)
     return float(np.linalg.norm(np.maximum(g, 0.0).sum(axis=0) / s))
 
 
@@ -103,13 +109,7 @@ def scaled_soft_violation(g: np.ndarray, scale: Sequence[float]) -> float:
     r""":math:`\|[(\sum_t g_j(x_t) / s_j)_j]^+\|_2`: the cumulative constraint's violation, where a
     strictly feasible evaluation offsets an earlier violating one (the quantity the primal-dual
     policies bound; :func:`scaled_positive_violation` counts every violation)."""
-    g = np.asarray(g, dtype=float)
-    g = g.reshape(g.shape[0], -1)
-    s = np.asarray(scale, dtype=float)
-    if s.shape != (g.shape[1],) or np.any(s <= 0):
-        raise InvalidInputError(
-            f"scale must be {g.shape[1]} positive magnitude(s), got {list(np.atleast_1d(s))}."
-        )
+    g, s = _values_and_scale(g, scale)
     return float(np.linalg.norm(np.maximum(g.sum(axis=0) / s, 0.0)))
 
 

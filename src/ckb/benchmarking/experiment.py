@@ -33,7 +33,7 @@ from typing import Any
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError
-from ckb.experiments.spec import apply_sets, check_fields
+from ckb.experiments.spec import apply_sets, check_fields, common_fields
 
 _TOP = {
     "kind": str,
@@ -107,21 +107,7 @@ class BenchmarkSpec:
                     f"stored by method), got method {method!r} under label {label!r}."
                 )
             algs[label] = body
-        return cls(
-            name=raw["name"],
-            horizon=raw["horizon"],
-            trials=raw["trials"],
-            seed=raw.get("seed", 0),
-            problems=problems,
-            n_init=raw.get("n_init"),
-            algorithms=algs,
-            title=raw.get("title", ""),
-            description=raw.get("description", ""),
-            paper=raw.get("paper", ""),
-            reference=raw.get("reference", {}),
-            choices=raw.get("choices", {}),
-            source=source,
-        )
+        return cls(**common_fields(raw, source), problems=problems, n_init=raw.get("n_init"), algorithms=algs)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -105,22 +105,13 @@ class ExperimentSpec:
             policy = body.pop("policy", label)
             algs[label] = (policy, body)
         return cls(
-            name=raw["name"],
-            horizon=raw["horizon"],
-            trials=raw["trials"],
-            seed=raw.get("seed", 0),
+            **common_fields(raw, source),
             problem=pname,
             problem_params=problem,
             algorithms=algs,
-            title=raw.get("title", ""),
-            description=raw.get("description", ""),
-            paper=raw.get("paper", ""),
             environment=ename,
             environment_params=env,
-            reference=raw.get("reference", {}),
-            choices=raw.get("choices", {}),
             report=report,
-            source=source,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,6 +218,23 @@ def check_fields(raw: dict[str, Any], top: dict[str, type], required: tuple[str,
     for key, low in (("horizon", 1), ("trials", 1), ("seed", 0)):
         if key in raw and raw[key] < low:
             raise SpecError(f"field {key!r}{where} must be >= {low}, got {raw[key]!r}.")
+
+
+def common_fields(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """The fields every spec kind has, as constructor keywords: ``name``, ``horizon``, ``trials``,
+    ``seed`` (default 0), ``title``, ``description``, ``paper``, ``reference``, ``choices``, ``source``."""
+    return {
+        "name": raw["name"],
+        "horizon": raw["horizon"],
+        "trials": raw["trials"],
+        "seed": raw.get("seed", 0),
+        "title": raw.get("title", ""),
+        "description": raw.get("description", ""),
+        "paper": raw.get("paper", ""),
+        "reference": raw.get("reference", {}),
+        "choices": raw.get("choices", {}),
+        "source": source,
+    }
 
 
 def check_report(raw: dict[str, Any], allowed: dict[str, type], where: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError, UnknownNameError
-from ckb.experiments.spec import apply_sets, check_fields, check_report
+from ckb.experiments.spec import apply_sets, check_fields, check_report, common_fields
 
 _TOP = {
     "kind": str,
@@ -108,20 +108,11 @@ class MultiAgentSpec:
                 f"field 'report.relative_to'{where}: no algorithm {rel!r}.{did_you_mean(rel, algs)}"
             )
         return cls(
-            name=raw["name"],
-            horizon=raw["horizon"],
-            trials=raw["trials"],
-            seed=raw.get("seed", 0),
+            **common_fields(raw, source),
             problem=pname,
             problem_params=problem,
             algorithms=algs,
-            title=raw.get("title", ""),
-            description=raw.get("description", ""),
-            paper=raw.get("paper", ""),
-            reference=raw.get("reference", {}),
-            choices=raw.get("choices", {}),
             report=report,
-            source=source,
         )
 
     def to_dict(self) -> dict[str, Any]:
