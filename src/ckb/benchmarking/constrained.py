@@ -571,15 +571,15 @@ def markdown_table(summary: dict[str, Any]) -> str:
         rows = entry["methods"]
         counts = sorted({len(r["seeds"]) for r in rows.values()})
         runs = (
-            str(counts[0])
+            f"{counts[0]} seeds"
             if len(counts) == 1
-            else f"{counts[0]}-{counts[-1]} (each method's n in 'gap < 2%')"
+            else f"{counts[0]}-{counts[-1]} seeds, each method's in its 'gap < 2%' column"
         )
         budget = next(iter(rows.values()))["budget"]
         lines.append(
             f"**{p}** ({facts['source']}; d = {entry['d']}, m = {len(facts['constraint_scale'])}, "
             f"f* = {facts['f_star']:.6g}, gap / {facts['gap_normaliser']} = {facts['gap_scale']:.4g}, "
-            f"s = {facts['constraint_scale']}; {budget} evaluations incl. {entry['n_init']} Sobol, {runs} seeds)"
+            f"s = {facts['constraint_scale']}; {budget} evaluations incl. {entry['n_init']} Sobol, {runs})"
         )
         lines.append("")
         lines.append(
