@@ -119,3 +119,23 @@ def test_beta_scale_is_refused_for_benchmark_specs(tmp_path):
         app, ["experiment", "constrained-bo", "--beta-scale", "0.5", "--out", str(tmp_path)]
     )
     assert res.exit_code == 2 and "single-agent" in res.output
+
+
+def test_ray_executor_runs_a_benchmark_spec_and_the_driver_writes_every_record(ray_local, tmp_path):
+    from ckb.experiments import run_experiment
+
+    spec = tiny(algorithms={"sobol": {}}, trials=2)
+    serial = run_experiment(spec, tmp_path / "serial", executor="serial", plots=False)
+    on_ray = run_experiment(spec, tmp_path / "ray", executor="ray", workers=2, plots=False)
+    for seed in (0, 1):
+        a, b = (
+            json.loads((tmp_path / d / "runs" / "gardner-1" / "sobol" / f"seed-{seed:03d}.json").read_text())
+            for d in ("serial", "ray")
+        )
+        assert a["X"] == b["X"] and a["g"] == b["g"]
+    assert on_ray["problems"]["gardner-1"]["methods"]["sobol"]["seeds"] == [0, 1]
+    assert (
+        "| sobol |" in on_ray["table"]
+        and serial["problems"]["gardner-1"]["methods"]["sobol"]["solved"]
+        == (on_ray["problems"]["gardner-1"]["methods"]["sobol"]["solved"])
+    )

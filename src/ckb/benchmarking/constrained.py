@@ -305,8 +305,9 @@ def load_record(path: str | Path) -> dict[str, Any]:
 
 
 def _worker(task: tuple[dict[str, Any], str]) -> dict[str, Any]:
-    """Process-pool entry: run one configuration, write its file, return a status (never raises)."""
-    cfg_dict, out = task
+    """Executor entry: run one configuration and return a status with its record (never raises). The
+    driver writes the record, so runs on remote Ray nodes land in the driver's ``out``."""
+    cfg_dict, _ = task
     try:
         import torch
 
@@ -318,8 +319,7 @@ def _worker(task: tuple[dict[str, Any], str]) -> dict[str, Any]:
         record = run_one(cfg)
     except Exception:
         return {"ok": False, "error": traceback.format_exc()}
-    _write_record(cfg.path(out), record)
-    return {"ok": True, "wall_seconds": record["wall_seconds"]}
+    return {"ok": True, "wall_seconds": record["wall_seconds"], "record": record}
 
 
 def _cfg_dict(cfg: RunConfig) -> dict[str, Any]:
@@ -381,10 +381,14 @@ def run_benchmark(
     *,
     workers: int | None = 2,
     executor: str = "process",
+    executor_options: dict[str, Any] | None = None,
     on_done: Callable[[RunConfig, bool, dict[str, Any]], None] | None = None,
     plots: bool = True,
 ) -> dict[str, Any]:
     """Run every configuration not yet on disk under ``out`` and write the summary, table and plots.
+
+    ``executor``: ``process`` (default), ``serial`` or ``ray`` (``executor_options``: ``address``,
+    ``runtime_env``; each run is a Ray task and its record is written here by the driver).
 
     ``on_done(cfg, skipped, status)`` is called once per configuration (``skipped``: reused from disk;
     ``status["ok"]`` False with ``status["error"]`` for a run that raised; it is not written, so a re-run
@@ -415,9 +419,12 @@ def run_benchmark(
     errors = []
     started = time.perf_counter()
     tasks = [(_cfg_dict(c), str(out)) for c in todo]
-    for (cfg_dict, _), status in get_executor(executor, workers).map_unordered(_worker, tasks):
+    pool = get_executor(executor, workers, **dict(executor_options or {}))
+    for (cfg_dict, _), status in pool.map_unordered(_worker, tasks):
         cfg = RunConfig(**cfg_dict)
-        if not status["ok"]:
+        if status["ok"]:
+            _write_record(cfg.path(out), status.pop("record"))
+        else:
             errors.append({**cfg.identity(), "error": status["error"]})
         if on_done:
             on_done(cfg, False, status)

@@ -202,8 +202,6 @@ def run_benchmark_experiment(
     :class:`~ckb.errors.CKBError` after the summary is written (every finished run stays on disk)."""
     from ckb.benchmarking.constrained import run_benchmark
 
-    if executor not in ("process", "serial"):
-        raise CKBError(f"benchmark experiments run with --executor process or serial, got {executor!r}.")
     spec.validate()
 
     def done(cfg, skipped, status):
@@ -212,7 +210,13 @@ def run_benchmark_experiment(
 
     out = Path(out)
     summary = run_benchmark(
-        spec.configs(), out, workers=workers, executor=executor, on_done=done, plots=plots
+        spec.configs(),
+        out,
+        workers=workers,
+        executor=executor,
+        executor_options=dict(executor_options or {}),
+        on_done=done,
+        plots=plots,
     )
     summary["table"] = (out / "table.md").read_text()
     if summary["errors"]:
