@@ -33,7 +33,7 @@ from typing import Any
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError
-from ckb.experiments.spec import apply_sets, check_fields, common_fields
+from ckb.experiments.spec import check_fields, common_fields, overridden
 
 _TOP = {
     "kind": str,
@@ -128,12 +128,7 @@ class BenchmarkSpec:
 
     def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()) -> BenchmarkSpec:
         """A copy with CLI overrides (``--horizon``: the budget; ``--trials``: the number of seeds)."""
-        raw = self.to_dict()
-        for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
-            if val is not None:
-                raw[key] = val
-        apply_sets(raw, sets, example="algorithms.config.beta=2.0")
-        return BenchmarkSpec.from_dict(raw, self.source)
+        return overridden(self, trials, horizon, seed, sets, example="algorithms.config.beta=2.0")
 
     @property
     def seeds(self) -> list[int]:

@@ -131,14 +131,7 @@ class ExperimentSpec:
 
     def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()) -> ExperimentSpec:
         """A copy with CLI overrides; ``sets`` are ``dotted.key=value`` strings (value parsed as TOML)."""
-        raw = self.to_dict()
-        raw["reference"] = copy.deepcopy(self.reference)
-        raw["description"] = self.description
-        for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
-            if val is not None:
-                raw[key] = val
-        apply_sets(raw, sets, example="algorithms.igp-ucb.beta_scale=0.5")
-        return ExperimentSpec.from_dict(raw, self.source)
+        return overridden(self, trials, horizon, seed, sets, example="algorithms.igp-ucb.beta_scale=0.5")
 
     # --------------------------------------------------------------- configs
     def configs(self):
@@ -249,6 +242,19 @@ def check_report(raw: dict[str, Any], allowed: dict[str, type], where: str) -> d
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cps):
         raise SpecError(f"field 'report.checkpoints'{where} must list rounds >= 1, got {cps!r}.")
     return report
+
+
+def overridden(spec, trials, horizon, seed, sets, example: str):
+    """``spec`` (any kind: ``to_dict``/``from_dict``) rebuilt with the CLI's ``--trials``, ``--horizon``,
+    ``--seed`` (None: unchanged) and ``--set`` overrides, validated again by its ``from_dict``."""
+    raw = spec.to_dict()
+    raw["reference"] = copy.deepcopy(spec.reference)
+    raw["description"] = spec.description
+    for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
+        if val is not None:
+            raw[key] = val
+    apply_sets(raw, sets, example)
+    return type(spec).from_dict(raw, spec.source)
 
 
 def apply_sets(raw: dict[str, Any], sets, example: str) -> None:

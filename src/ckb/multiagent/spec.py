@@ -31,7 +31,7 @@ from typing import Any
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError, UnknownNameError
-from ckb.experiments.spec import apply_sets, check_fields, check_report, common_fields
+from ckb.experiments.spec import check_fields, check_report, common_fields, overridden
 
 _TOP = {
     "kind": str,
@@ -132,14 +132,7 @@ class MultiAgentSpec:
 
     def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()) -> MultiAgentSpec:
         """A copy with CLI overrides (``--horizon`` does not override a label's own ``horizon``)."""
-        raw = self.to_dict()
-        raw["reference"] = copy.deepcopy(self.reference)
-        raw["description"] = self.description
-        for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
-            if val is not None:
-                raw[key] = val
-        apply_sets(raw, sets, example="algorithms.dmabo.beta=2.0")
-        return MultiAgentSpec.from_dict(raw, self.source)
+        return overridden(self, trials, horizon, seed, sets, example="algorithms.dmabo.beta=2.0")
 
     # --------------------------------------------------------------- configs
     def label_settings(self, label: str) -> dict[str, Any]:
