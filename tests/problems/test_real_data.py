@@ -397,6 +397,12 @@ def test_default_dir_beside_an_editable_checkout(tmp_path, monkeypatch):
 
 def test_default_dir_from_working_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(ckb, "__file__", str(tmp_path / "venv" / "site-packages" / "ckb" / "__init__.py"))
+    # the walk up from the package also reaches tmp_path's ancestors (a stray /tmp/shared/data would win
+    # there): keep the candidates inside tmp_path, in the order the function gives them
+    candidates = ckb.data._checkout_candidates
+    monkeypatch.setattr(
+        ckb.data, "_checkout_candidates", lambda: [p for p in candidates() if p.is_relative_to(tmp_path)]
+    )
     proj = tmp_path / "w" / "proj"
     (proj / "shared" / "data").mkdir(parents=True)
     monkeypatch.chdir(proj)
