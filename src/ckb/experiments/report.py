@@ -88,12 +88,36 @@ def trial_curves(traces) -> dict[str, np.ndarray]:
     return out
 
 
-def _checkpoint_rounds(spec, T: int) -> list[int]:
+def checkpoint_rounds(spec, T: int) -> list[int]:
     """The spec's ``report.checkpoints`` (clipped to T, with T added), else 1%, 10%, 25%, ... of T."""
     given = getattr(spec, "report", {}).get("checkpoints")
     if given:
         return sorted({min(int(c), T) for c in given} | {T})
     return sorted({max(1, round(T * q)) for q in (0.01, 0.1, 0.25, 0.5, 0.75, 1.0)})
+
+
+def checkpoint_means(cv: dict[str, np.ndarray], ts: list[int], keys) -> dict[str, list[float]]:
+    """The trial mean of each curve ``cv[key]`` (trials, T) at the 1-based rounds ``ts``."""
+    return {k: [float(np.mean(cv[k][:, s - 1])) for s in ts] for k in keys}
+
+
+def assemble_summary(spec, traces_by_alg: dict[str, list], algs, checkpoints, **extra) -> dict[str, Any]:
+    """``summary.json``'s layout, shared by the single- and multi-agent experiments: the experiment,
+    ``extra`` (e.g. its kind), horizon, trials, the per-label ``algorithms`` and ``checkpoints``, the
+    spec's settings, the first trial's problem instance, and the spec's reference and choices."""
+    first = next(iter(traces_by_alg.values()))
+    return {
+        "experiment": spec.name,
+        **extra,
+        "horizon": spec.horizon,
+        "trials": len(first),
+        "algorithms": algs,
+        "checkpoints": checkpoints,
+        "settings": spec.to_dict(),
+        "problem_instance_0": first[0].meta.get("problem", {}),
+        "reference": spec.reference,
+        "choices": spec.choices,
+    }
 
 
 def summarize(
@@ -109,14 +133,10 @@ def summarize(
         entry["seconds_per_round"] = _stats(np.array([float(np.mean(tr.seconds)) for tr in traces]))
         algs[alg] = entry
         T = cv["regret"].shape[1]
-        ts = _checkpoint_rounds(spec, T)
+        ts = checkpoint_rounds(spec, T)
         checkpoints[alg] = {
             "t": ts,
-            "regret_over_t": [float(np.mean(cv["regret_over_t"][:, s - 1])) for s in ts],
-            "violation_over_t": [float(np.mean(cv["violation_over_t"][:, s - 1])) for s in ts],
-            "positive_violation_over_t": [
-                float(np.mean(cv["positive_violation_over_t"][:, s - 1])) for s in ts
-            ],
+            **checkpoint_means(cv, ts, ("regret_over_t", "violation_over_t", "positive_violation_over_t")),
             # growth exponent of the trial-mean curve over the second half: < 1 means sublinear
             "loglog_slope_second_half": {
                 k: loglog_slope(cv[k].mean(axis=0))
@@ -124,24 +144,13 @@ def summarize(
             },
         }
         if getattr(spec, "report", {}).get("utility"):
-            checkpoints[alg]["utility_over_t"] = [float(np.mean(cv["utility_over_t"][:, s - 1])) for s in ts]
+            checkpoints[alg].update(checkpoint_means(cv, ts, ("utility_over_t",)))
         if "constraint_sum" in cv:
             checkpoints[alg]["burn_in"] = burn_in(cv["constraint_sum"].mean(axis=0))
         if "sample" in traces[0].internals:
             # a method with its own stopping rule (ADMMBO): rounds it spent evaluating before it stopped
             entry["own_horizon"] = _stats(np.array([float(np.sum(tr.internals["sample"])) for tr in traces]))
-    first = next(iter(traces_by_alg.values()))
-    summary = {
-        "experiment": spec.name,
-        "horizon": spec.horizon,
-        "trials": len(first),
-        "algorithms": algs,
-        "checkpoints": checkpoints,
-        "settings": spec.to_dict(),
-        "problem_instance_0": first[0].meta.get("problem", {}),
-        "reference": spec.reference,
-        "choices": spec.choices,
-    }
+    summary = assemble_summary(spec, traces_by_alg, algs, checkpoints)
     return summary, all_curves
 
 

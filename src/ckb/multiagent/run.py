@@ -26,7 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ckb.experiments.report import _stats, burn_in, loglog_slope
+from ckb.experiments.report import (
+    _stats,
+    assemble_summary,
+    burn_in,
+    checkpoint_means,
+    checkpoint_rounds,
+    loglog_slope,
+)
 from ckb.io import write_json
 from ckb.multiagent.metrics import METRICS
 from ckb.multiagent.trial import MultiAgentTrace, MultiAgentTrial, MultiAgentTrialConfig
@@ -82,13 +89,6 @@ def load_multiagent_traces(paths: dict[tuple[str, int], Path]) -> dict[str, list
     return out
 
 
-def _checkpoint_rounds(spec, T: int) -> list[int]:
-    given = spec.report.get("checkpoints")
-    if given:
-        return sorted({min(int(c), T) for c in given} | {T})
-    return sorted({max(1, round(T * q)) for q in (0.01, 0.1, 0.25, 0.5, 0.75, 1.0)})
-
-
 def trial_curves(traces: list[MultiAgentTrace]) -> dict[str, np.ndarray]:
     per = [tr.curves() for tr in traces]
     out = {k: np.stack([c[k] for c in per]) for k in per[0]}
@@ -121,27 +121,29 @@ def summarize(spec, traces_by_alg: dict[str, list[MultiAgentTrace]]) -> tuple[di
         entry["n_agents"] = int(traces[0].f.shape[1])
         entry["method"] = traces[0].meta.get("method", {})
         algs[alg] = entry
-        ts = _checkpoint_rounds(spec, T)
+        ts = checkpoint_rounds(spec, T)
         cp = {
             "t": ts,
-            "regret_over_t": [float(np.mean(cv["regret_over_t"][:, s - 1])) for s in ts],
-            "violation_over_t": [float(np.mean(cv["violation_over_t"][:, s - 1])) for s in ts],
-            "positive_violation_over_t": [
-                float(np.mean(cv["positive_violation_over_t"][:, s - 1])) for s in ts
-            ],
-            "affine_shift": [float(np.mean(cv["affine_shift"][:, s - 1])) for s in ts],
-            "affine_shift_over_sqrt_t": [
-                float(np.mean(cv["affine_shift_over_sqrt_t"][:, s - 1])) for s in ts
-            ],
-            "violation": [float(np.mean(cv["violation"][:, s - 1])) for s in ts],
-            "best_iterate_gap": [float(np.mean(cv["best_iterate_gap"][:, s - 1])) for s in ts],
+            **checkpoint_means(
+                cv,
+                ts,
+                (
+                    "regret_over_t",
+                    "violation_over_t",
+                    "positive_violation_over_t",
+                    "affine_shift",
+                    "affine_shift_over_sqrt_t",
+                    "violation",
+                    "best_iterate_gap",
+                ),
+            ),
             "loglog_slope_second_half": {
                 k: loglog_slope(cv[k].mean(axis=0))
                 for k in ("regret", "positive_violation", "violating_rounds", "affine_shift")
             },
         }
         if "average_utility" in entry:
-            cp["utility_over_t"] = [float(np.mean(cv["utility_over_t"][:, s - 1])) for s in ts]
+            cp.update(checkpoint_means(cv, ts, ("utility_over_t",)))
         if "constraint_sum" in cv:
             cp["burn_in"] = burn_in(cv["constraint_sum"].mean(axis=0))
             # violation V(t) of the trial mean: its peak and final value (DMABO's "compensation")
@@ -164,19 +166,7 @@ def summarize(spec, traces_by_alg: dict[str, list[MultiAgentTrace]]) -> tuple[di
             if base["affine_shift"]["mean"]:
                 r["affine_shift"] = entry["affine_shift"]["mean"] / base["affine_shift"]["mean"] - 1.0
             entry["relative"] = {"to": rel, **r}
-    first = next(iter(traces_by_alg.values()))
-    summary = {
-        "experiment": spec.name,
-        "kind": "multiagent",
-        "horizon": spec.horizon,
-        "trials": len(first),
-        "algorithms": algs,
-        "checkpoints": checkpoints,
-        "settings": spec.to_dict(),
-        "problem_instance_0": first[0].meta.get("problem", {}),
-        "reference": spec.reference,
-        "choices": spec.choices,
-    }
+    summary = assemble_summary(spec, traces_by_alg, algs, checkpoints, kind="multiagent")
     return summary, all_curves
 
 
