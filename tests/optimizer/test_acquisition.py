@@ -7,6 +7,7 @@ import pytest
 import torch
 from scipy.stats import norm
 
+from ckb.errors import InvalidInputError
 from ckb.optimizer.acquisition import (
     CONFIG_FLOOR,
     Maximizer,
@@ -79,6 +80,39 @@ def test_maximizer_finds_the_peak_of_a_smooth_score_and_skips_excluded_points():
     np.testing.assert_allclose(x, peak, atol=1e-4)
     x2, _ = maxi(fn, exclude=x[None, :])
     assert np.max(np.abs(x2 - x)) > 1e-6
+
+
+def test_maximizer_with_a_separation_leaves_the_excluded_ellipsoid_at_its_best_edge():
+    # -||x - peak||^2 outside the ellipse of radii r around the peak is best on the ellipse, along the
+    # shorter radius (0.1 in x_0), at -0.01: the hinge pushes the restarts to about 1.05 radii
+    torch.manual_seed(
+        0
+    )  # optimize_acqf's choice of starts among the raw samples draws from torch's generator
+    peak, r = np.array([0.5, 0.5]), np.array([0.1, 0.2])
+    fn = lambda X: -((X - T(peak)) ** 2).sum(-1)
+    x, v = Maximizer(2, np.random.default_rng(0), num_restarts=4, raw_samples=64)(
+        fn, exclude=peak[None, :], separation=r
+    )
+    scaled = np.linalg.norm((x - peak) / r)
+    assert 1.0 <= scaled <= 1.1  # outside, near the hinge's edge (L-BFGS-B stops near the kink)
+    # near the short axis: the best point 1.05 radii out along x_1 would score -(1.05 * 0.2)^2 = -0.044
+    assert v >= -((1.1 * 0.1) ** 2) - 1e-9
+    assert v == pytest.approx(float(fn(T(x[None, :]))[0]))  # the score itself, not the penalized one
+
+
+def test_maximizer_separation_on_candidates_falls_back_to_exact_repeats():
+    C = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 1.0]])
+    fn = lambda X: -(X**2).sum(-1)  # best at the origin, then (0.05, 0)
+    maxi = Maximizer(2, np.random.default_rng(0), candidates=C)
+    x, _ = maxi(fn, exclude=C[:1], separation=np.array([0.1, 0.1]))
+    np.testing.assert_array_equal(x, [1.0, 1.0])  # (0.05, 0) is inside the excluded disk
+    x, _ = maxi(fn, exclude=C[:1], separation=np.array([0.01, 0.01]))
+    np.testing.assert_array_equal(x, [0.05, 0.0])
+    # every candidate within the separation: only the exact repeat is avoided
+    x, _ = maxi(fn, exclude=C[:1], separation=np.array([5.0, 5.0]))
+    np.testing.assert_array_equal(x, [0.05, 0.0])
+    with pytest.raises(InvalidInputError, match="separation must be 2 positive radii"):
+        maxi(fn, exclude=C[:1], separation=np.array([0.1, -1.0]))
 
 
 def test_maximizer_enumerates_candidates_with_random_ties():

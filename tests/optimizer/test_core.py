@@ -74,6 +74,51 @@ def test_ask_k_gives_distinct_points_and_accounts_for_pending_ones():
     assert rounds == [1, 2, 3, 4]  # one policy round (and dual step) per point
 
 
+def _record_separations(monkeypatch):
+    """Capture the ``separation`` radii each acquisition maximization is given."""
+    from ckb.optimizer.acquisition import Maximizer
+
+    seen, call = [], Maximizer.__call__
+
+    def spy(self, fn, exclude=None, separation=None):
+        seen.append(None if separation is None else np.array(separation))
+        return call(self, fn, exclude, separation)
+
+    monkeypatch.setattr(Maximizer, "__call__", spy)
+    return seen
+
+
+@pytest.mark.parametrize("policy", ["ckb-ucb", "config"])
+def test_a_batch_keeps_the_separation_from_pending_points(monkeypatch, policy):
+    # a boundary optimum (the maximizer of x1 + x2 on the disk of radius 0.8 is on its boundary), where
+    # posterior-mean fantasies alone let the later picks of a batch pile onto the first
+    def disk(x):
+        return float(x[0] + x[1]), [float(x[0] ** 2 + x[1] ** 2 - 0.64)]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], policy=policy, budget=30, n_init=6, seed=1, **FAST)
+    for _ in range(14):
+        x = opt.ask()
+        opt.tell(x, *disk(x))
+    seen = _record_separations(monkeypatch)
+    X = opt.ask(4)
+    assert seen[0] is None  # nothing pending for the first pick
+    for i in range(1, 4):
+        r = seen[i]
+        assert r.shape == (2,) and np.all(r > 0)
+        # point i keeps >= 1 radius (scaled Euclidean) from every earlier point of the batch
+        assert np.all(np.linalg.norm((X[:i] - X[i]) / r, axis=1) >= 1.0)
+
+
+def test_batch_separation_zero_avoids_only_exact_repeats(monkeypatch):
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=20, n_init=4, batch_separation=0.0, **FAST)
+    run(opt, 6)
+    seen = _record_separations(monkeypatch)
+    X = opt.ask(3)
+    assert seen == [None, None, None]
+    gaps = np.max(np.abs(X[:, None, :] - X[None, :, :]), axis=-1) + np.eye(3)
+    assert np.all(gaps > 1e-6)
+
+
 def test_failures_are_kept_and_the_next_asks_move_away():
     opt = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=4, **FAST)
     run(opt, 4)
@@ -207,6 +252,7 @@ def test_bad_input_is_named_and_nothing_stored_is_lost(call, err, match):
         ({"m": 0}, InvalidInputError, r"m \(number of constraints\) must be >= 1"),
         ({"budget": 0}, InvalidInputError, "budget must be >= 1"),
         ({"refit_every": 0.5}, InvalidInputError, "refit_every must be an integer"),
+        ({"batch_separation": -0.1}, InvalidInputError, "batch_separation must be >= 0"),
         ({"minimize": "yes"}, InvalidInputError, "minimize must be True or False"),
         (
             {"policy": "ckb-ucb", "beta": {"type": "thoery"}},

@@ -122,3 +122,11 @@ def test_cached_posterior_equals_gpytorchs(models):
         rtol=1e-8,
         atol=1e-10,
     )
+
+
+def test_lengthscales_are_the_kernels_per_target(models):
+    ls = models.lengthscales()
+    assert ls.shape == (models.k, 2) and np.all(ls > 0)
+    for j in range(models.k):
+        ref = models.model.covar_module.lengthscale.detach().numpy()[j].reshape(-1)
+        np.testing.assert_array_equal(ls[j], ref)

@@ -21,7 +21,11 @@ Updates (numpy): :func:`ckb_dual_step` (Algorithm 1 step 7 with 003's slack), :f
 :func:`maximize`: BoTorch's ``optimize_acqf`` (multi-start L-BFGS-B from the best of ``raw_samples``
 scrambled Sobol points) over the unit cube, or enumeration over a finite candidate set (ties broken
 uniformly at random); points within ``1e-6`` (unit-cube max-norm) of an excluded point (pending, or
-earlier in the same batch) are skipped, so a batch never repeats a point.
+earlier in the same batch) are skipped, so a batch never repeats a point. With a ``separation`` (per-dimension
+radii r), a point x with :math:`\lVert (x - p)/r \rVert_2 < 1` for an excluded p is skipped instead, and the
+restarts maximize the score minus a steep hinge :math:`c \sum_p [1.05 - \lVert (x - p)/r \rVert_2]^+` (c: ten
+times the score's range over the raw samples, plus 1) so that they leave the excluded balls and settle just
+outside them; if every restart and raw sample is then excluded, the ``1e-6`` rule applies.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from ckb.exploration import argmax_random_tie
 CONFIG_FLOOR = -1.0e6
 #: two unit-cube points closer than this (max-norm) count as the same point
 SAME_POINT = 1e-6
+#: the separation hinge pushes restarts out to this multiple of the radius (the hard rule is < 1)
+_HINGE_EDGE = 1.05
 
 
 # ------------------------------------------------------------------------------------------ scores
@@ -130,14 +136,55 @@ class Maximizer:
         self.raw_samples = raw_samples
         self.maxiter = maxiter
 
-    def __call__(self, fn: Callable, exclude: np.ndarray | None = None) -> tuple[np.ndarray, float]:
-        import torch
-
+    def __call__(
+        self, fn: Callable, exclude: np.ndarray | None = None, separation: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float]:
+        """The maximizer of ``fn`` over the unit cube (or the candidates) and its score, avoiding ``exclude``
+        (p, d): within ``SAME_POINT``, or within the ellipsoid of radii ``separation`` (d,) if given."""
         exclude = (
             np.zeros((0, self.d)) if exclude is None else np.asarray(exclude, dtype=float).reshape(-1, self.d)
         )
+        if separation is not None and len(exclude):
+            r = np.asarray(separation, dtype=float).reshape(-1)
+            if r.shape != (self.d,) or not np.all(np.isfinite(r)) or np.any(r <= 0):
+                raise InvalidInputError(f"separation must be {self.d} positive radii, got {separation!r}.")
+            if self.candidates is not None:
+                if not all(self._near(c, exclude, r) for c in self.candidates):
+                    return self._enumerate(fn, exclude, lambda c: self._near(c, exclude, r))
+            else:
+                found = self._optimize(fn, exclude, r)
+                if found is not None:
+                    return found
         if self.candidates is not None:
-            return self._enumerate(fn, exclude)
+            return self._enumerate(fn, exclude, lambda c: self._taken(c, exclude))
+        found = self._optimize(fn, exclude, None)
+        if found is None:
+            raise InvalidInputError(
+                "could not find a point that differs from the pending ones."
+            )  # pragma: no cover
+        return found
+
+    def _optimize(self, fn: Callable, exclude: np.ndarray, r: np.ndarray | None):
+        """Multi-start maximization; the best restart (else raw Sobol point) not excluded, or None."""
+        import torch
+
+        seed = int(self.rng.integers(2**31 - 1))
+        taken = (lambda x: self._taken(x, exclude)) if r is None else (lambda x: self._near(x, exclude, r))
+        score = fn
+        if r is not None:
+            from ckb.optimizer.space import _sobol_unit
+
+            with torch.no_grad():
+                v = fn(torch.as_tensor(_sobol_unit(self.d, max(self.raw_samples, 16), seed))).numpy()
+            v = v[np.isfinite(v)]
+            c = 10.0 * float(v.max() - v.min()) + 1.0 if v.size else 1.0
+            P = torch.as_tensor(exclude)
+            R = torch.as_tensor(r)
+
+            def score(X):
+                dist = torch.linalg.vector_norm((X[..., None, :] - P) / R, dim=-1)  # (..., p)
+                return fn(X) - c * (_HINGE_EDGE - dist).clamp_min(0.0).sum(-1)
+
         from botorch.acquisition import AcquisitionFunction
         from botorch.optim import optimize_acqf
 
@@ -150,13 +197,12 @@ class Maximizer:
                 return self.f(X.squeeze(-2))
 
         bounds = torch.stack([torch.zeros(self.d), torch.ones(self.d)]).to(torch.float64)
-        seed = int(self.rng.integers(2**31 - 1))
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             X, vals = optimize_acqf(
-                _Score(fn),
+                _Score(score),
                 bounds=bounds,
                 q=1,
                 num_restarts=self.num_restarts,
@@ -169,8 +215,11 @@ class Maximizer:
         vals = vals.detach().reshape(-1).numpy()
         if np.any(np.isnan(vals)):
             raise InvalidInputError("the acquisition is NaN at a restart point; the model is degenerate.")
+        if r is not None:  # report the policy's own score, not the hinge-penalized one
+            with torch.no_grad():
+                vals = fn(torch.as_tensor(X)).numpy().reshape(-1)
         for i in np.argsort(-vals, kind="stable"):
-            if not self._taken(X[i], exclude):
+            if not taken(X[i]):
                 return X[i].copy(), float(vals[i])
         # every restart landed on an excluded point: the best fresh Sobol point that is not excluded
         from ckb.optimizer.space import _sobol_unit
@@ -179,17 +228,20 @@ class Maximizer:
         with torch.no_grad():
             v = fn(torch.as_tensor(U)).numpy()
         for i in np.argsort(-v, kind="stable"):
-            if not self._taken(U[i], exclude):
+            if not taken(U[i]):
                 return U[i].copy(), float(v[i])
-        raise InvalidInputError(
-            "could not find a point that differs from the pending ones."
-        )  # pragma: no cover
+        return None
 
     @staticmethod
     def _taken(x: np.ndarray, exclude: np.ndarray) -> bool:
         return bool(len(exclude)) and bool(np.any(np.max(np.abs(exclude - x), axis=1) <= SAME_POINT))
 
-    def _enumerate(self, fn: Callable, exclude: np.ndarray) -> tuple[np.ndarray, float]:
+    @staticmethod
+    def _near(x: np.ndarray, exclude: np.ndarray, r: np.ndarray) -> bool:
+        """Within the ellipsoid of radii ``r`` around an excluded point (or the same point)."""
+        return bool(len(exclude)) and bool(np.any(np.linalg.norm((exclude - x) / r, axis=1) < 1.0))
+
+    def _enumerate(self, fn: Callable, exclude: np.ndarray, taken_fn: Callable) -> tuple[np.ndarray, float]:
         import torch
 
         C = self.candidates
@@ -198,7 +250,7 @@ class Maximizer:
                 [fn(torch.as_tensor(C[i : i + 4096])).numpy().reshape(-1) for i in range(0, len(C), 4096)]
             )
         if len(exclude):
-            taken = np.array([self._taken(c, exclude) for c in C])
+            taken = np.array([taken_fn(c) for c in C])
             if not np.all(taken):  # once every candidate is pending, repeats are allowed
                 v = np.where(taken, -np.inf, v)
         i = argmax_random_tie(v, self.rng)

@@ -168,6 +168,15 @@ class Models:
         """The raw hyperparameters (exact numpy copies), to store in the policy state."""
         return _hyper_of(self.model)
 
+    def lengthscales(self) -> np.ndarray:
+        """The kernels' lengthscales in the unit cube, (k, d) (one row per target)."""
+        torch = _torch()
+        cov = self.model.covar_module
+        cov = getattr(cov, "base_kernel", cov)
+        d = self.X.shape[1]
+        with torch.no_grad():
+            return cov.lengthscale.detach().reshape(-1, d).expand(self.k, d).numpy().copy()
+
     @property
     def k(self) -> int:
         return len(self.names)
