@@ -53,6 +53,7 @@ from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError, UnknownNameError
 from ckb.io import atomic_write, write_json
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, ConstrainedBenchmark
+from ckb.problems.problem import Problem
 
 #: a run solves a problem when its final gap is below this
 GAP_TOLERANCE = 0.02
@@ -221,15 +222,10 @@ def _versions() -> dict[str, str]:
     return dict(_VERSIONS)
 
 
-def run_one(cfg: RunConfig) -> dict[str, Any]:
-    """Run ``cfg`` and return its record: the configuration, every point, its true ``f`` and ``g``, the
-    observations, and the seconds of each ask + tell."""
-    bench = CONSTRAINED_BENCHMARKS[cfg.problem]
-    problem = bench.make()
+def open_run(cfg: RunConfig) -> tuple[Problem, Any]:
+    """``cfg``'s problem and its method built on it (bad method parameters raise here)."""
+    problem = CONSTRAINED_BENCHMARKS[cfg.problem].make()
     dom = problem.domain
-    if cfg.method != "sobol":
-        _import_gp_stack()  # imports are not the method's per-iteration cost
-    versions = _versions()
     opt = make_method(
         cfg.method,
         dom.lower,
@@ -241,6 +237,17 @@ def run_one(cfg: RunConfig) -> dict[str, Any]:
         seed=cfg.seed,
         params=cfg.params,
     )
+    return problem, opt
+
+
+def run_one(cfg: RunConfig) -> dict[str, Any]:
+    """Run ``cfg`` and return its record: the configuration, every point, its true ``f`` and ``g``, the
+    observations, and the seconds of each ask + tell."""
+    if cfg.method != "sobol":
+        _import_gp_stack()  # imports are not the method's per-iteration cost
+    versions = _versions()
+    problem, opt = open_run(cfg)
+    dom = problem.domain
     n_init = int(getattr(opt, "n_init", 2 * dom.d + 2))
     noise_rng = np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(1,)))  # shared by methods
     X, F, G, Y, C, sec, cpu = [], [], [], [], [], [], []

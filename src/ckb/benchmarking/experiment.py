@@ -150,28 +150,19 @@ class BenchmarkSpec:
     def validate(self) -> BenchmarkSpec:
         """Check the names and build every method once on the first problem, so bad parameters fail
         before any run."""
-        from ckb.benchmarking.constrained import CONSTRAINED_BENCHMARKS, make_method
+        from ckb.benchmarking.constrained import open_run
 
         where = f" in {self.source}" if self.source else ""
         try:
-            self.configs()
+            configs = self.configs()
         except CKBError as exc:
             raise SpecError(f"{self.name}{where}: {exc}") from None
-        problem = CONSTRAINED_BENCHMARKS[self.problems[0]].make()
-        dom = problem.domain
-        for method, params in self.algorithms.items():
+        first = {}  # each method's first run: on the first problem (configs are seed-major)
+        for cfg in configs:
+            first.setdefault(cfg.method, cfg)
+        for method, cfg in first.items():
             try:
-                opt = make_method(
-                    method,
-                    dom.lower,
-                    dom.upper,
-                    problem.m,
-                    budget=self.horizon,
-                    minimize=problem.minimize,
-                    n_init=self.n_init,
-                    seed=self.seed,
-                    params=params,
-                )
+                _, opt = open_run(cfg)
             except CKBError as exc:
                 raise SpecError(f"field 'algorithms.{method}'{where}: {exc}") from None
             except TypeError as exc:  # a baseline given a parameter it does not take
