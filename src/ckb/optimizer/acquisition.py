@@ -144,20 +144,19 @@ class Maximizer:
         exclude = (
             np.zeros((0, self.d)) if exclude is None else np.asarray(exclude, dtype=float).reshape(-1, self.d)
         )
+        r = None
         if separation is not None and len(exclude):
             r = np.asarray(separation, dtype=float).reshape(-1)
             if r.shape != (self.d,) or not np.all(np.isfinite(r)) or np.any(r <= 0):
                 raise InvalidInputError(f"separation must be {self.d} positive radii, got {separation!r}.")
-            if self.candidates is not None:
-                if not all(self._near(c, exclude, r) for c in self.candidates):
-                    return self._enumerate(fn, exclude, lambda c: self._near(c, exclude, r))
-            else:
-                found = self._optimize(fn, exclude, r)
-                if found is not None:
-                    return found
         if self.candidates is not None:
-            return self._enumerate(fn, exclude, lambda c: self._taken(c, exclude))
-        found = self._optimize(fn, exclude, None)
+            rules = [lambda c: self._taken(c, exclude)]
+            if r is not None:
+                rules.insert(0, lambda c: self._near(c, exclude, r))
+            return self._enumerate(fn, exclude, rules)
+        found = None if r is None else self._optimize(fn, exclude, r)
+        if found is None:
+            found = self._optimize(fn, exclude, None)
         if found is None:
             raise InvalidInputError(
                 "could not find a point that differs from the pending ones."
@@ -168,14 +167,22 @@ class Maximizer:
         """Multi-start maximization; the best restart (else raw Sobol point) not excluded, or None."""
         import torch
 
+        from ckb.optimizer.space import _sobol_unit
+
         seed = int(self.rng.integers(2**31 - 1))
         taken = (lambda x: self._taken(x, exclude)) if r is None else (lambda x: self._near(x, exclude, r))
-        score = fn
-        if r is not None:
-            from ckb.optimizer.space import _sobol_unit
+        score, U, vU = fn, None, None
 
-            with torch.no_grad():
-                v = fn(torch.as_tensor(_sobol_unit(self.d, max(self.raw_samples, 16), seed))).numpy()
+        def sobol_scores():  # raw Sobol points and their scores, computed at most once
+            nonlocal U, vU
+            if U is None:
+                U = _sobol_unit(self.d, max(self.raw_samples, 16), seed)
+                with torch.no_grad():
+                    vU = fn(torch.as_tensor(U)).numpy()
+            return U, vU
+
+        if r is not None:
+            v = sobol_scores()[1]
             v = v[np.isfinite(v)]
             c = 10.0 * float(v.max() - v.min()) + 1.0 if v.size else 1.0
             P = torch.as_tensor(exclude)
@@ -222,11 +229,7 @@ class Maximizer:
             if not taken(X[i]):
                 return X[i].copy(), float(vals[i])
         # every restart landed on an excluded point: the best fresh Sobol point that is not excluded
-        from ckb.optimizer.space import _sobol_unit
-
-        U = _sobol_unit(self.d, max(self.raw_samples, 16), seed)
-        with torch.no_grad():
-            v = fn(torch.as_tensor(U)).numpy()
+        U, v = sobol_scores()
         for i in np.argsort(-v, kind="stable"):
             if not taken(U[i]):
                 return U[i].copy(), float(v[i])
@@ -241,7 +244,11 @@ class Maximizer:
         """Within the ellipsoid of radii ``r`` around an excluded point (or the same point)."""
         return bool(len(exclude)) and bool(np.any(np.linalg.norm((exclude - x) / r, axis=1) < 1.0))
 
-    def _enumerate(self, fn: Callable, exclude: np.ndarray, taken_fn: Callable) -> tuple[np.ndarray, float]:
+    def _enumerate(
+        self, fn: Callable, exclude: np.ndarray, rules: list[Callable]
+    ) -> tuple[np.ndarray, float]:
+        """The best candidate not excluded by the first rule that leaves one free (no rule does: repeats
+        are allowed); ties at random."""
         import torch
 
         C = self.candidates
@@ -250,8 +257,10 @@ class Maximizer:
                 [fn(torch.as_tensor(C[i : i + 4096])).numpy().reshape(-1) for i in range(0, len(C), 4096)]
             )
         if len(exclude):
-            taken = np.array([taken_fn(c) for c in C])
-            if not np.all(taken):  # once every candidate is pending, repeats are allowed
-                v = np.where(taken, -np.inf, v)
+            for rule in rules:
+                taken = np.array([rule(c) for c in C])
+                if not np.all(taken):
+                    v = np.where(taken, -np.inf, v)
+                    break
         i = argmax_random_tie(v, self.rng)
         return C[i].copy(), float(v[i])
