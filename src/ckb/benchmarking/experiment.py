@@ -77,9 +77,7 @@ class BenchmarkSpec:
         from ckb.benchmarking.constrained import CONSTRAINED_BENCHMARKS
 
         where = f" in {source}" if source else ""
-        check_fields(raw, _TOP, _REQUIRED, where)
-        if raw["kind"] != "benchmark":
-            raise SpecError(f"field 'kind'{where} must be 'benchmark' here, got {raw['kind']!r}.")
+        check_fields(raw, _TOP, _REQUIRED, where, kind="benchmark")
         if "n_init" in raw and raw["n_init"] < 1:
             raise SpecError(f"field 'n_init'{where} must be >= 1, got {raw['n_init']!r}.")
         problems = list(raw.get("problems", CONSTRAINED_BENCHMARKS))

@@ -193,9 +193,11 @@ class ExperimentSpec:
 
 
 # ------------------------------------------------------- shared by every spec kind
-def check_fields(raw: dict[str, Any], top: dict[str, type], required: tuple[str, ...], where: str) -> None:
-    """Top-level fields: known names (closest suggested), their types, the required ones present, and
-    ``horizon``/``trials`` >= 1, ``seed`` >= 0 where given."""
+def check_fields(
+    raw: dict[str, Any], top: dict[str, type], required: tuple[str, ...], where: str, kind: str | None = None
+) -> None:
+    """Top-level fields: known names (closest suggested), their types, the required ones present,
+    ``horizon``/``trials`` >= 1, ``seed`` >= 0 where given, and ``kind`` equal to ``kind`` if given."""
     for key, value in raw.items():
         if key not in top:
             raise SpecError(f"unknown field {key!r}{where}.{did_you_mean(key, top)}")
@@ -211,6 +213,8 @@ def check_fields(raw: dict[str, Any], top: dict[str, type], required: tuple[str,
     for key, low in (("horizon", 1), ("trials", 1), ("seed", 0)):
         if key in raw and raw[key] < low:
             raise SpecError(f"field {key!r}{where} must be >= {low}, got {raw[key]!r}.")
+    if kind is not None and raw["kind"] != kind:
+        raise SpecError(f"field 'kind'{where} must be {kind!r} here, got {raw['kind']!r}.")
 
 
 def common_fields(raw: dict[str, Any], source: str) -> dict[str, Any]:

@@ -75,9 +75,7 @@ class MultiAgentSpec:
     @classmethod
     def from_dict(cls, raw: dict[str, Any], source: str = "") -> MultiAgentSpec:
         where = f" in {source}" if source else ""
-        check_fields(raw, _TOP, _REQUIRED, where)
-        if raw["kind"] != "multiagent":
-            raise SpecError(f"field 'kind'{where} must be 'multiagent' here, got {raw['kind']!r}.")
+        check_fields(raw, _TOP, _REQUIRED, where, kind="multiagent")
         report = check_report(raw, _REPORT, where)
         problem = dict(raw["problem"])
         if "name" not in problem:
