@@ -1,75 +1,21 @@
-"""The decision rules' scores and updates against hand computations, and the maximizer."""
-
-import math
+"""The maximizer of the optimizer's policies."""
 
 import numpy as np
 import pytest
 import torch
-from scipy.stats import norm
 
 from ckb.errors import InvalidInputError
-from ckb.optimizer.acquisition import (
-    CONFIG_FLOOR,
-    Maximizer,
-    ckb_dual_step,
-    ckb_score,
-    config_score,
-    log_cei,
-    penalty_update,
-    rpol_add_costs,
-    rpol_floor,
-    rpol_score,
-)
+from ckb.optimizer.acquisition import Maximizer
 
 T = lambda a: torch.as_tensor(np.asarray(a, dtype=float))
 
 
-def test_ckb_score_clips_then_penalizes():
-    # f = 7 clipped to B = 5; g = (-6, 0.5) clipped to (-5, 0.5) with G = 5
-    v = ckb_score(T([7.0]), T([[-6.0, 0.5]]), phi=[0.2, 2.0], B=5.0, G=[5.0, 5.0])
-    assert v.item() == pytest.approx(5.0 - (0.2 * -5.0 + 2.0 * 0.5))
+def test_moved_rule_math_is_a_deprecated_alias():
+    import ckb.optimizer.acquisition as acq
+    from ckb.rules.primal_dual import primal_dual_score
 
-
-def test_ckb_dual_step_projects_on_zero_rho():
-    phi = ckb_dual_step([0.1, 1.0, 3.9], [-1.0, 0.5, 1.0], slack=0.1, V=2.0, rho=4.0)
-    np.testing.assert_allclose(phi, [0.0, 1.0 + 0.6 / 2, 4.0])
-
-
-def test_rpol_score_rectifies_and_q_updates():
-    v = rpol_score(T([1.0, 1.0]), T([[-2.0, 0.5], [0.3, 0.0]]), Q=[3.0, 2.0])
-    np.testing.assert_allclose(v.numpy(), [1.0 - 2.0 * 0.5, 1.0 - 3.0 * 0.3])
-    np.testing.assert_allclose(rpol_floor([1.0, 5.0], t=5), [2.0, 5.0])  # sqrt(t - 1) = 2
-    np.testing.assert_allclose(rpol_floor([1.0, 5.0], t=1), [1.0, 5.0])
-    np.testing.assert_allclose(rpol_add_costs([1.0, 2.0], [0.5, -3.0]), [1.5, 2.0])
-
-
-def test_config_score_prefers_any_optimistically_feasible_point():
-    ucb = T([-50.0, 10.0, 3.0])
-    lcb = T([[-0.1, -0.2], [0.4, -1.0], [0.1, 0.2]])
-    v = config_score(ucb, lcb).numpy()
-    assert (
-        v[0] == -50.0
-        and v[1] == pytest.approx(CONFIG_FLOOR - 0.4)
-        and v[2] == pytest.approx(CONFIG_FLOOR - 0.2)
-    )
-    assert int(np.argmax(v)) == 0  # the only feasible point wins over a higher UCB
-    assert int(np.argmax(v[1:])) == 1  # no feasible point: the smallest worst LCB (fallback)
-
-
-def test_log_cei_is_ei_times_probability_of_feasibility():
-    mu_f, sd_f, best = 0.3, 0.7, 0.5
-    mu_g, sd_g = np.array([-0.2, 0.4]), np.array([0.5, 1.5])
-    u = (mu_f - best) / sd_f
-    ei = sd_f * (norm.pdf(u) + u * norm.cdf(u))
-    pof = np.prod(norm.cdf(-mu_g / sd_g))
-    got = log_cei(T([mu_f]), T([sd_f]), best, T([mu_g]), T([sd_g])).item()
-    assert got == pytest.approx(math.log(ei * pof), rel=1e-10)
-    none = log_cei(T([mu_f]), T([sd_f]), None, T([mu_g]), T([sd_g])).item()
-    assert none == pytest.approx(math.log(pof), rel=1e-10)
-
-
-def test_penalty_update_is_projected_gradient_step():
-    np.testing.assert_allclose(penalty_update([0.0, 0.3], [0.4, -1.0], mu=0.5), [0.2, 0.0])
+    with pytest.warns(DeprecationWarning, match="ckb.rules.primal_dual.primal_dual_score"):
+        assert acq.ckb_score is primal_dual_score
 
 
 def test_maximizer_finds_the_peak_of_a_smooth_score_and_skips_excluded_points():

@@ -80,7 +80,7 @@ def test_rectified_penalty_on_the_lcb_of_the_cost_by_hand():
     assert choice == int(np.argmax(scores)) == 2
     u, lc = pol._bounds()
     np.testing.assert_allclose(u, ucb)
-    np.testing.assert_allclose(lc[0], lcb)  # a lower confidence bound, not an upper one
+    np.testing.assert_allclose(lc[:, 0], lcb)  # a lower confidence bound, not an upper one
     assert pol.internals()["Q"] == pytest.approx(3.0)
 
 
@@ -182,7 +182,7 @@ def test_censored_widths_by_hand():
     std_sum = float(np.sum(pol.gp_f.std[np.asarray(arms)]))
     B_r = 1.0 + 0.1 * math.sqrt(2 * math.log(100))
     beta = 1.0 + (0.1 + B_r) * math.sqrt(2 * (pol.gp_f.info_gain + 1 + math.log(4 / 0.05)))
-    assert pol.internals()["beta_f"] == pytest.approx(B_r * std_sum + beta)
+    assert pol.internals()["beta"] == pytest.approx(B_r * std_sum + beta)
 
 
 def test_sliding_window_keeps_the_last_W_plus_one_observations_and_q_is_not_windowed():
@@ -210,7 +210,7 @@ def test_sliding_window_width_by_hand():
     gamma = pol.gp_f.info_gain
     assert gamma == pytest.approx(0.5 * math.log(2.0))  # one point, identity kernel, lambda = 1
     want = 1.0 + 0.1 * math.sqrt(2 * gamma + 2 * math.log(2 * 100 / 0.05))
-    assert pol.internals()["beta_f"] == pytest.approx(want)
+    assert pol.internals()["beta"] == pytest.approx(want)
 
 
 def test_restart_ucb_resets_the_posteriors_every_H_rounds_but_not_the_dual():

@@ -1,24 +1,6 @@
-r"""The decision rules as differentiable functions of posterior means, standard deviations or samples,
-their state updates, and the maximizer.
+r"""The maximizer of the optimizer's policies (the rules' scores and updates are in :mod:`ckb.rules`).
 
-Scores (torch, maximized over the unit cube; every argument broadcasts over a batch of points):
-
-- :func:`ckb_score`: :math:`\mathrm{Proj}_{[-B,B]} f_t(x) - \sum_j \phi_j \mathrm{Proj}_{[-G_j,G_j]} g_{t,j}(x)`
-  (Zhou & Ji, Algorithm 1, steps 3-5);
-- :func:`rpol_score`: :math:`\hat f_t(x) - \sum_j Q_j [\check g_{t,j}(x)]^+` (Guo, Zhu & Liu, RPOL);
-- :func:`config_score`: :math:`\hat f_t(x)` where :math:`\max_j \check g_{t,j}(x) \le 0`, else
-  :math:`M - \max_j \check g_{t,j}(x)` with :math:`M = -10^6` below any feasible value: its argmax is CONFIG's
-  :math:`\arg\max \hat f` over the optimistically feasible set when that set is not empty, and the
-  fallback :math:`\arg\min_x \max_j \check g_{t,j}(x)` when it is;
-- :func:`log_cei`: :math:`\log \mathrm{EI}(x) + \sum_j \log \Phi(-\mu_{g_j}(x)/\sigma_{g_j}(x))` (constrained
-  EI, Gardner et al. 2014 / Gelbart et al. 2014, in log form as BoTorch's LogEI); with no feasible
-  observation yet, only the log probability of feasibility.
-
-Updates (numpy): :func:`ckb_dual_step` (Algorithm 1 step 7 with 003's slack), :func:`rpol_floor` and
-:func:`rpol_add_costs` (:math:`Q_{t+1} = \max(Q_t + [c_t]^+, \sqrt t)`), :func:`penalty_update`
-(001 Algorithm 3: :math:`\kappa^{l+1} = [\kappa^l + \mu \bar c^l]^+`).
-
-:func:`maximize`: BoTorch's ``optimize_acqf`` (multi-start L-BFGS-B from the best of ``raw_samples``
+:class:`Maximizer`: BoTorch's ``optimize_acqf`` (multi-start L-BFGS-B from the best of ``raw_samples``
 scrambled Sobol points) over the unit cube, or enumeration over a finite candidate set (ties broken
 uniformly at random); points within ``1e-6`` (unit-cube max-norm) of an excluded point (pending, or
 earlier in the same batch) are skipped, so a batch never repeats a point. With a ``separation`` (per-dimension
@@ -30,7 +12,6 @@ outside them; if every restart and raw sample is then excluded, the ``1e-6`` rul
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -47,68 +28,29 @@ SAME_POINT = 1e-6
 _HINGE_EDGE = 1.05
 
 
-# ------------------------------------------------------------------------------------------ scores
-def ckb_score(f_est, g_est, phi, B: float, G) -> Any:
-    """Clipped primal-dual score; ``f_est`` (...,), ``g_est`` (..., m), ``phi`` and ``G`` (m,)."""
-    import torch
-
-    G = torch.as_tensor(np.asarray(G, dtype=float), dtype=g_est.dtype)
-    phi = torch.as_tensor(np.asarray(phi, dtype=float), dtype=g_est.dtype)
-    f_bar = f_est.clamp(-B, B)
-    g_bar = torch.maximum(torch.minimum(g_est, G), -G)
-    return f_bar - (g_bar * phi).sum(-1)
-
-
-def rpol_score(ucb_f, lcb_g, Q) -> Any:
-    """RPOL's rectified-penalty score; ``ucb_f`` (...,), ``lcb_g`` (..., m), ``Q`` (m,)."""
-    import torch
-
-    Q = torch.as_tensor(np.asarray(Q, dtype=float), dtype=lcb_g.dtype)
-    return ucb_f - (Q * lcb_g.clamp_min(0.0)).sum(-1)
+# ------------------------------------------------------------------- names that moved to ckb.rules
+_MOVED = {
+    "ckb_score": ("ckb.rules.primal_dual", "primal_dual_score"),
+    "ckb_dual_step": ("ckb.rules.primal_dual", "dual_step"),
+    "rpol_score": ("ckb.rules.optimistic", "rpol_score"),
+    "config_score": ("ckb.rules.optimistic", "config_score"),
+    "CONFIG_FLOOR": ("ckb.rules.optimistic", "CONFIG_FLOOR"),
+    "log_cei": ("ckb.rules.cei", "log_cei"),
+}
 
 
-def config_score(ucb_f, lcb_g) -> Any:
-    """CONFIG: UCB on the optimistically feasible set, else (below it) minus the worst LCB."""
-    import torch
+def __getattr__(name: str) -> Any:
+    """The rule math that lived here is in :mod:`ckb.rules` (deprecated aliases)."""
+    if name in _MOVED:
+        import importlib
+        import warnings
 
-    worst = lcb_g.max(dim=-1).values
-    return torch.where(worst <= 0.0, ucb_f, CONFIG_FLOOR - worst)
-
-
-def log_cei(mu_f, sd_f, best: float | None, mu_g, sd_g) -> Any:
-    """Log of EI over ``best`` (None: no feasible observation, EI omitted) times the probabilities of
-    feasibility :math:`P(g_j \\le 0)`."""
-    import torch
-    from botorch.acquisition.analytic import _log_ei_helper
-
-    log_pof = torch.special.log_ndtr(-mu_g / sd_g).sum(-1)
-    if best is None:
-        return log_pof
-    u = (mu_f - best) / sd_f
-    return _log_ei_helper(u) + sd_f.log() + log_pof
-
-
-# ----------------------------------------------------------------------------------------- updates
-def ckb_dual_step(phi, g_bar_at_x, slack: float, V: float, rho: float) -> np.ndarray:
-    r""":math:`\phi_{t+1} = \mathrm{Proj}_{[0,\rho]}[\phi_t + (\bar g_t(x_t) + \varepsilon)/V]` per constraint."""
-    phi = np.asarray(phi, dtype=float)
-    return np.clip(phi + (np.asarray(g_bar_at_x, dtype=float) + slack) / V, 0.0, rho)
-
-
-def rpol_floor(Q, t: int) -> np.ndarray:
-    r"""At the ask of round ``t``: :math:`Q_t = \max(Q_{t-1} + \text{costs told}, \sqrt{t-1})` for t > 1."""
-    Q = np.asarray(Q, dtype=float)
-    return np.maximum(Q, math.sqrt(t - 1)) if t > 1 else Q.copy()
-
-
-def rpol_add_costs(Q, c) -> np.ndarray:
-    r"""At a tell: :math:`Q \leftarrow Q + [c]^+` (observed, scaled costs)."""
-    return np.asarray(Q, dtype=float) + np.maximum(np.asarray(c, dtype=float), 0.0)
-
-
-def penalty_update(kappa, mean_c, mu: float) -> np.ndarray:
-    r"""001 Algorithm 3: :math:`\kappa^{l+1}_j = [\kappa^l_j + \mu\,\bar c^l_j]^+`."""
-    return np.maximum(np.asarray(kappa, dtype=float) + mu * np.asarray(mean_c, dtype=float), 0.0)
+        module, new = _MOVED[name]
+        warnings.warn(
+            f"ckb.optimizer.acquisition.{name} is deprecated; use {module}.{new}.", DeprecationWarning, stacklevel=2
+        )
+        return getattr(importlib.import_module(module), new)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------------------- maximizer
@@ -192,16 +134,9 @@ class Maximizer:
                 dist = torch.linalg.vector_norm((X[..., None, :] - P) / R, dim=-1)  # (..., p)
                 return fn(X) - c * (_HINGE_EDGE - dist).clamp_min(0.0).sum(-1)
 
-        from botorch.acquisition import AcquisitionFunction
         from botorch.optim import optimize_acqf
 
-        class _Score(AcquisitionFunction):
-            def __init__(self, f):
-                super().__init__(model=torch.nn.Module())
-                self.f = f
-
-            def forward(self, X):  # (b, 1, d) -> (b,)
-                return self.f(X.squeeze(-2))
+        from ckb.rules.botorch import ScoreAcquisition
 
         bounds = torch.stack([torch.zeros(self.d), torch.ones(self.d)]).to(torch.float64)
         import warnings
@@ -209,7 +144,7 @@ class Maximizer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             X, vals = optimize_acqf(
-                _Score(score),
+                ScoreAcquisition(score),
                 bounds=bounds,
                 q=1,
                 num_restarts=self.num_restarts,

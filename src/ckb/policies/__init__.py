@@ -26,6 +26,9 @@ def init_parameters(cls) -> list[str]:
         ]
         if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
             break
+    rule = getattr(cls, "rule_class", None)  # an adapter's remaining keywords are its rule's constants
+    if rule is not None:
+        names += [n for n in rule.constants if n not in names]
     return names
 
 

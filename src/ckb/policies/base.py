@@ -21,6 +21,7 @@ from ckb.errors import InvalidInputError
 from ckb.kernels import Kernel, make_kernel
 from ckb.problems.observation import Observation
 from ckb.problems.problem import ProblemInfo
+from ckb.rules.base import RuleAdapter
 
 
 class Policy(ABC):
@@ -110,3 +111,6 @@ class Policy(ABC):
             raise InvalidInputError(
                 f"observation has {obs.c.shape[0] if obs.c.ndim else 'no'} constraint value(s) but the problem has m = {self.info.m}."
             )
+
+
+__all__ = ["Policy", "RuleAdapter"]

@@ -34,5 +34,5 @@ class CKBRestartUCB(CKB):
             for gp in self.gp_g:
                 gp.reset()
             if self.restart_dual:
-                self.phi = np.zeros_like(self.phi)
+                self.rule.phi = np.zeros(self.rule.m)
         return super().ask(context)

@@ -36,15 +36,18 @@ import numpy as np
 from ckb._validation import check_scalar
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie, make_beta, refine_from_candidates
-from ckb.policies.base import Policy
+from ckb.policies.base import Policy, RuleAdapter
 from ckb.policies.registry import POLICIES
+from ckb.rules import ConfigRule, RPOLRule
 from ckb.surrogates import ExactGP
 
 
-class _TwoModelPolicy(Policy):
-    """A GP for f and one per constraint over a shared search set; UCB for f, LCB for each g_j."""
+class OptimisticPolicy(RuleAdapter, Policy):
+    """A GP for f and one per constraint over a shared search set, feeding the UCB of f and the LCBs of
+    the constraints to an optimistic rule (:mod:`ckb.rules.optimistic`: RPOL or CONFIG)."""
 
     accepts_partial_feedback = True
+    rule_class: Any = None
 
     def __init__(
         self,
@@ -64,16 +67,22 @@ class _TwoModelPolicy(Policy):
         n_candidates: int = 2048,
         n_restarts: int = 1,
         method: str = "auto",
+        **rule_constants: Any,
     ) -> None:
         super().__init__(info, rng)
         self._require_constraints()
         h = info.hints
-        self.B_f = check_scalar(B_f if B_f is not None else h.get("B", 1.0), "B_f", low=0.0)
-        self.B_g = check_scalar(B_g if B_g is not None else h.get("G", 1.0), "B_g", low=0.0)
-        self.R_f = check_scalar(R_f if R_f is not None else h.get("R", 0.1), "R_f", low=0.0)
-        self.R_g = check_scalar(R_g if R_g is not None else h.get("R", 0.1), "R_g", low=0.0)
-        self.p = check_scalar(
-            p, "p (failure probability)", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+        self.rule = self.rule_class(
+            info.m,
+            horizon,
+            B_f=B_f if B_f is not None else h.get("B", 1.0),
+            B_g=B_g if B_g is not None else h.get("G", 1.0),
+            R_f=R_f if R_f is not None else h.get("R", 0.1),
+            R_g=R_g if R_g is not None else h.get("R", 0.1),
+            p=p,
+            beta=beta,
+            beta_scale=beta_scale,
+            **rule_constants,
         )
         if noise == "auto":
             if horizon is None:
@@ -82,10 +91,6 @@ class _TwoModelPolicy(Policy):
                 )
             noise = 1.0 + 2.0 / check_scalar(horizon, "horizon", low=1, integer=True)
         self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
-        scale = check_scalar(beta_scale, "beta_scale", low=0.0)
-        # ln(2/p) in the widths = TheoryBeta's ln(1/alpha) with alpha = p/2
-        self.beta_f = make_beta(beta, B=self.B_f, R=self.R_f, alpha=self.p / 2, scale=scale)
-        self.beta_g = make_beta(beta, B=self.B_g, R=self.R_g, alpha=self.p / 2, scale=scale)
         self.n_restarts = check_scalar(n_restarts, "n_restarts", low=0, integer=True)
         cands, self._finite = self._search_set(n_candidates)
         k = self._kernel(kernel)
@@ -93,16 +98,32 @@ class _TwoModelPolicy(Policy):
         self.gp_g = [ExactGP(k, self.noise, cands, method=method) for _ in range(info.m)]
         self._bf = self._bg = float("nan")
 
+    def _model(self, name: str):
+        return self.gp_f if name == "f" else self.gp_g[int(name[1:])]
+
+    def _widths(self) -> tuple[float, float]:
+        """This round's widths of f and of the constraints (the rule's schedules)."""
+        return self.rule.widths(self._model)
+
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """UCB of f and the (m, n) LCBs of the constraints at the candidates; records the widths."""
-        self._bf = bf = self.beta_f(self.t, self.gp_f)
-        self._bg = bg = max(self.beta_g(self.t, gp) for gp in self.gp_g)
+        """UCB of f (n,) and the LCBs of the constraints (n, m) at the candidates; records the widths."""
+        self._bf, self._bg = bf, bg = self._widths()
+        self.rule.last.update({"beta": bf, "beta_g": bg})
         ucb = self.gp_f.mean + bf * self.gp_f.std
-        lcb = np.stack([gp.mean - bg * gp.std for gp in self.gp_g])
+        lcb = np.stack([gp.mean - bg * gp.std for gp in self.gp_g], axis=-1)
         return ucb, lcb
 
-    def _score_point(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - per policy
-        raise NotImplementedError
+    def _point_bounds(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m, v = self.gp_f.predict(X)
+        ucb = m + self._bf * np.sqrt(v)
+        lcb = []
+        for gp in self.gp_g:
+            mg, vg = gp.predict(X)
+            lcb.append(mg - self._bg * np.sqrt(vg))
+        return ucb, np.stack(lcb, axis=-1)
+
+    def _score_point(self, X: np.ndarray) -> np.ndarray:
+        return self.rule.score(*self._point_bounds(X))
 
     def _choose(self, scores: np.ndarray) -> int | np.ndarray:
         if self._finite:
@@ -118,14 +139,26 @@ class _TwoModelPolicy(Policy):
             n_restarts=self.n_restarts,
         )
 
-    def _point_bounds(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        m, v = self.gp_f.predict(X)
-        ucb = m + self._bf * np.sqrt(v)
-        lcb = []
-        for gp in self.gp_g:
-            mg, vg = gp.predict(X)
-            lcb.append(mg - self._bg * np.sqrt(vg))
-        return ucb, np.stack(lcb)
+    def ask(self, context: Any = None) -> int | np.ndarray:
+        self.rule.begin_round()
+        self.t = self.rule.t
+        ucb, self._lcb = self._bounds()
+        return self._choose(self.rule.score(ucb, self._lcb))
+
+    def _lcb_at(self, action) -> np.ndarray:
+        """The constraints' LCBs (m,) the decision used at the chosen action."""
+        if self._finite:
+            return self._lcb[int(action)]
+        return self._point_bounds(np.asarray(action, dtype=float)[None, :])[1][0]
+
+    def tell(self, obs) -> None:
+        self._check_obs(obs)
+        self._update_models(obs)
+        if obs.has_c:  # every cost revealed in the round (with delays, possibly of earlier rounds)
+            self.rule.observe(obs.c)
+
+    def internals(self) -> dict[str, float]:
+        return self.rule.internals()
 
     def _update_models(self, obs) -> None:
         """Condition on the parts that arrived (with delays, the reward and the costs may come apart)."""
@@ -144,6 +177,8 @@ class _TwoModelPolicy(Policy):
             "gp_g": [gp.state_dict() for gp in self.gp_g],
             "bf": self._bf,
             "bg": self._bg,
+            "rule": self.rule.state_dict(),
+            "last": dict(self.rule.last),
         }
 
     def _load(self, state: dict[str, Any]) -> None:
@@ -151,81 +186,33 @@ class _TwoModelPolicy(Policy):
         for gp, s in zip(self.gp_g, state["gp_g"]):
             gp.load_state_dict(s)
         self._bf, self._bg = float(state["bf"]), float(state["bg"])
+        self.rule.load_state_dict(state["rule"])
+        self.rule.last = dict(state["last"])
 
 
 @POLICIES.register("rpol-ucb", aliases=("rpol",))
-class RPOLUCB(_TwoModelPolicy):
-    """RPOL-UCB (004 Algorithm with GP-UCB/LCB); see the module docstring. Extra parameter: ``Q1`` (1)."""
+class RPOLUCB(OptimisticPolicy):
+    """RPOL-UCB (004's algorithm with GP-UCB/LCB; the rule: :class:`ckb.rules.RPOLRule`). Extra
+    parameter: ``Q1`` (1)."""
 
-    def __init__(self, info, rng, *, Q1: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(info, rng, **kwargs)
-        self.Q = np.full(info.m, check_scalar(Q1, "Q1", low=0.0))
-        self._Q_asked = self.Q.copy()
-
-    def ask(self, context: Any = None) -> int | np.ndarray:
-        self.t += 1
-        if self.t > 1:  # Q_t = max(Q_{t-1} + costs revealed in round t-1, sqrt(t - 1))
-            self.Q = np.maximum(self.Q, math.sqrt(self.t - 1))
-        self._Q_asked = self.Q.copy()
-        ucb, lcb = self._bounds()
-        return self._choose(ucb - self.Q @ np.maximum(lcb, 0.0))
-
-    def _score_point(self, X: np.ndarray) -> np.ndarray:
-        ucb, lcb = self._point_bounds(X)
-        return ucb - self.Q @ np.maximum(lcb, 0.0)
-
-    def tell(self, obs) -> None:
-        self._check_obs(obs)
-        self._update_models(obs)
-        # Q_{t+1} = max(Q_t + sum of [c_l]^+ revealed in round t, sqrt(t)): the sum here, the floor at the
-        # next ask (with immediate feedback this is exactly max(Q_t + [c_t]^+, sqrt t))
-        if obs.has_c:
-            self.Q = self.Q + np.maximum(np.asarray(obs.c, dtype=float), 0.0)
-
-    def internals(self) -> dict[str, float]:
-        return {"beta_f": self._bf, "beta_g": self._bg, **self._named("Q", self._Q_asked)}
-
-    def _state(self) -> dict[str, Any]:
-        return {**super()._state(), "Q": self.Q.copy(), "Q_asked": self._Q_asked.copy()}
-
-    def _load(self, state: dict[str, Any]) -> None:
-        super()._load(state)
-        self.Q = np.asarray(state["Q"], dtype=float).copy()
-        self._Q_asked = np.asarray(state["Q_asked"], dtype=float).copy()
+    rule_class = RPOLRule
 
 
 @POLICIES.register("config")
-class CONFIG(_TwoModelPolicy):
-    r"""CONFIG (Xu, Jiang & Jones 2022; digest 004 §3.4): :math:`x_t = \arg\max \mathrm{UCB}_f(x)` subject to
-    :math:`\mathrm{LCB}_{g_j}(x) \le 0` for all j (optimistic feasibility), with the same widths as RPOL.
+class CONFIG(OptimisticPolicy):
+    r"""CONFIG (Xu, Jiang & Jones 2022) with the same widths as RPOL; the rule and its fallback (when no
+    point is optimistically feasible): :class:`ckb.rules.ConfigRule`. ``fallback`` is recorded."""
 
-    When no point is optimistically feasible the original declares the problem infeasible; in a bandit
-    loop it must still act, so it plays :math:`\arg\min_x \max_j \mathrm{LCB}_{g_j}(x)` (the point most
-    likely feasible by the optimistic model; the fallback is recorded as the internal ``fallback``).
-    """
+    rule_class = ConfigRule
 
     def ask(self, context: Any = None) -> int | np.ndarray:
-        self.t += 1
-        ucb, lcb = self._bounds()
-        worst = lcb.max(axis=0)
-        feasible = worst <= 0.0
-        self._fallback = not bool(np.any(feasible))
-        scores = -worst if self._fallback else np.where(feasible, ucb, -np.inf)
-        return self._choose(scores)
-
-    def _score_point(self, X: np.ndarray) -> np.ndarray:
-        ucb, lcb = self._point_bounds(X)
-        worst = lcb.max(axis=0)
-        if self._fallback:
-            return -worst
-        return np.where(worst <= 0.0, ucb, -np.inf)
+        action = super().ask(context)
+        self.rule.record_choice(self._lcb_at(action))
+        return action
 
     def tell(self, obs) -> None:
         self._check_obs(obs)
         self._update_models(obs)
-
-    def internals(self) -> dict[str, float]:
-        return {"beta_f": self._bf, "beta_g": self._bg, "fallback": float(getattr(self, "_fallback", False))}
 
 
 @POLICIES.register("rpol-censored-ucb")
@@ -288,7 +275,7 @@ class RPOLCensoredUCB(RPOLUCB):
             return float(np.sum(gp.std[np.asarray(recent, dtype=np.intp)]))
         return float(np.sum(np.sqrt(gp.predict(np.asarray(recent, dtype=float))[1])))
 
-    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+    def _widths(self) -> tuple[float, float]:
         self._flush()
         if self._dirty:
             self.gp_f.relabel(self._yf)
@@ -296,11 +283,9 @@ class RPOLCensoredUCB(RPOLUCB):
                 gp.relabel(self._yg[:, j])
             self._dirty = False
         s = self._scale
-        self._bf = bf = s * (self.B_r * self._sum_std(self.gp_f) + self.beta_f(self.t, self.gp_f))
-        self._bg = bg = s * max(self.B_c * self._sum_std(gp) + self.beta_g(self.t, gp) for gp in self.gp_g)
-        ucb = self.gp_f.mean + bf * self.gp_f.std
-        lcb = np.stack([gp.mean - bg * gp.std for gp in self.gp_g])
-        return ucb, lcb
+        bf = s * (self.B_r * self._sum_std(self.gp_f) + self.beta_f(self.t, self.gp_f))
+        bg = s * max(self.B_c * self._sum_std(gp) + self.beta_g(self.t, gp) for gp in self.gp_g)
+        return bf, bg
 
     def ask(self, context: Any = None) -> int | np.ndarray:
         action = super().ask(context)
@@ -389,12 +374,14 @@ class RPOLSWUCB(RPOLUCB):
     def _width(self, B: float, R: float, gp) -> float:
         return self._scale * (B + R / math.sqrt(self.noise) * math.sqrt(2.0 * gp.info_gain + self._log_term))
 
+    def _widths(self) -> tuple[float, float]:
+        bf = self._width(self.B_f, self.R_f, self.gp_f)
+        bg = max(self._width(self.B_g, self.R_g, gp) for gp in self.gp_g)
+        return bf, bg
+
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        self._bf = bf = self._width(self.B_f, self.R_f, self.gp_f)
-        self._bg = bg = max(self._width(self.B_g, self.R_g, gp) for gp in self.gp_g)
-        ucb = self.gp_f.mean + bf * self.gp_f.std + self.drift_f
-        lcb = np.stack([gp.mean - bg * gp.std - self.drift_g for gp in self.gp_g])
-        return ucb, lcb
+        ucb, lcb = super()._bounds()
+        return ucb + self.drift_f, lcb - self.drift_g
 
     def _point_bounds(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ucb, lcb = super()._point_bounds(X)
@@ -405,3 +392,7 @@ class RPOLSWUCB(RPOLUCB):
         for gp in (self.gp_f, *self.gp_g):
             while gp.t > self.W + 1:  # keep x_{t0..t}, t0 = max(1, t - W)
                 gp.remove_oldest()
+
+
+#: the earlier private name
+_TwoModelPolicy = OptimisticPolicy

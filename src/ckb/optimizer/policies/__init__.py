@@ -3,13 +3,16 @@
 ``ckb-ucb``, ``ckb-ts``, ``ckb-rand`` (Zhou & Ji's primal-dual rule), ``rpol-ucb`` and ``config``
 (Guo, Zhu & Liu; Xu, Jiang & Jones), ``penalty-noisy`` (Shi & Eryilmaz, Algorithm 3), ``cei``
 (constrained expected improvement, the conventional reference). A new policy is one file here with
-``@OPTIMIZER_POLICIES.register("name")`` on an :class:`OptimizerPolicy` subclass.
+``@OPTIMIZER_POLICIES.register("name")`` on an :class:`OptimizerPolicy` subclass; a rule of
+:mod:`ckb.rules` whose score takes (UCB of f, LCBs of g) needs only ``rule_class`` on an
+:class:`OptimisticPolicy` subclass (docs/adding-a-rule.md).
 """
 
-from ckb.optimizer.policies.base import Decision, OptimizerPolicy
+from ckb.optimizer.policies._optimistic import UcbLcb as OptimisticPolicy
+from ckb.optimizer.policies.base import Decision, OptimizerPolicy, RuleOptimizerPolicy
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
 from ckb.registry import import_submodules
 
 import_submodules(__name__, skip=("base", "registry"))
 
-__all__ = ["OPTIMIZER_POLICIES", "Decision", "OptimizerPolicy"]
+__all__ = ["OPTIMIZER_POLICIES", "Decision", "OptimisticPolicy", "OptimizerPolicy", "RuleOptimizerPolicy"]

@@ -1,46 +1,55 @@
-"""Shared by rpol-ucb and config: UCB of f and LCBs of the constraints with settable widths."""
+"""Shared by rpol-ucb and config: UCB of f and LCBs of the constraints, widths from the rule."""
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_scalar
-from ckb.optimizer.policies.base import OptimizerPolicy
+from ckb.optimizer.policies.base import RuleOptimizerPolicy
 
 
-class UcbLcb(OptimizerPolicy):
+class UcbLcb(RuleOptimizerPolicy):
     """``beta`` (2.0) widens f's UCB, ``beta_g`` (default ``beta``) the constraints' LCBs; ``"theory"``
-    uses ``B_f`` (5.0), ``B_g`` (5.0), ``R`` (0.1) and ``p`` (0.05, as RPOL's ln(2/p))."""
+    uses ``B_f`` (5.0), ``B_g`` (5.0), ``R_f`` = ``R_g`` (0.1) and ``p`` (0.05, as RPOL's ln(2/p)).
+    ``R`` (one level for both) is deprecated: use ``R_f`` and ``R_g``, the names the harness uses."""
 
-    def __init__(
-        self,
-        m: int,
-        horizon: int,
-        *,
-        beta: Any = None,
-        beta_g: Any = None,
-        B_f: float = 5.0,
-        B_g: float = 5.0,
-        R: float = 0.1,
-        p: float = 0.05,
-    ) -> None:
-        super().__init__(m, horizon)
-        self.B_f = check_scalar(B_f, "B_f", low=0.0)
-        self.B_g = check_scalar(B_g, "B_g", low=0.0)
-        self.R = check_scalar(R, "R", low=0.0)
-        self.p = check_scalar(
-            p, "p (failure probability)", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
-        )
-        self.beta_f = self._beta(beta, self.B_f, self.R, self.p / 2, "beta")
-        self.beta_g = self._beta(beta if beta_g is None else beta_g, self.B_g, self.R, self.p / 2, "beta_g")
+    rule_defaults: ClassVar[dict[str, Any]] = {
+        "B_f": 5.0,
+        "B_g": 5.0,
+        "R_f": 0.1,
+        "R_g": 0.1,
+        "p": 0.05,
+        "beta": 2.0,
+        "beta_g": None,
+    }
+
+    def __init__(self, m: int, horizon: int, *, R: float | None = None, **params: Any) -> None:
+        if R is not None:
+            warnings.warn(
+                f"{self.name or 'this policy'}: R is deprecated; pass R_f and R_g (R sets both).",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            params.setdefault("R_f", R)
+            params.setdefault("R_g", R)
+        super().__init__(m, horizon, **params)
+
+    def decide(self, ctx):
+        """A rule whose score takes (UCB of f, LCBs of g): its argmax, and the rule's internals."""
+        self._begin()
+        _, _, bounds = self._bounds(ctx)
+        x, _ = ctx.maximize(lambda X: self.rule.score(*bounds(X)))
+        return x, self.rule.internals()
+
+    def observe(self, y: float, c: np.ndarray) -> None:
+        self.rule.observe(c)
 
     def _bounds(self, ctx):
         """Widths for this round and a function X -> (UCB_f (b,), LCB_g (b, m)), one posterior call."""
         models = ctx.models
-        bf = self._width(self.beta_f, self.t, models, "f")
-        bg = max(self._width(self.beta_g, self.t, models, f"g{j}") for j in range(self.m))
+        bf, bg = self.rule.widths(models.view)
 
         def bounds(X):
             mu, sd = models.mean_std(X)

@@ -41,70 +41,34 @@ need quantities unknown in practice, so these are choices):
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_scalar
-from ckb.errors import InvalidInputError
-from ckb.optimizer.acquisition import ckb_dual_step, ckb_score
-from ckb.optimizer.policies.base import Decision, OptimizerPolicy
+from ckb.optimizer.policies.base import Decision, RuleOptimizerPolicy
+from ckb.rules import PrimalDualRule, named
 
 RULE_DOC = __doc__
 
 
-class PrimalDual(OptimizerPolicy):
-    """The primal-dual rule with this class's ``exploration`` (see the module docstring)."""
+class PrimalDual(RuleOptimizerPolicy):
+    """The primal-dual rule (:class:`ckb.rules.PrimalDualRule`) with this class's ``exploration``."""
 
     exploration: ClassVar[str] = "ucb"
+    rule_class = PrimalDualRule
+    rule_defaults: ClassVar[dict[str, Any]] = {
+        "B": 5.0,
+        "G": 5.0,
+        "delta": 1.0,
+        "R": 0.1,
+        "alpha": 0.05,
+        "beta": 2.0,
+        "beta_g": None,
+    }
 
-    def __init__(
-        self,
-        m: int,
-        horizon: int,
-        *,
-        beta: Any = None,
-        beta_g: Any = None,
-        B: float = 5.0,
-        G: Any = 5.0,
-        delta: float = 1.0,
-        rho: float | None = None,
-        V: float | None = None,
-        slack: float | str = 0.0,
-        R: float = 0.1,
-        alpha: float = 0.05,
-    ) -> None:
-        super().__init__(m, horizon)
-        self.B = check_scalar(B, "B", low=0.0, low_inclusive=False)
-        self.G = self._per_constraint(G, "G")
-        self.R = check_scalar(R, "R", low=0.0)
-        self.alpha = check_scalar(
-            alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
-        )
-        a = self.alpha / (m + 1)
-        self.beta_f = self._beta(beta, self.B, self.R, a, "beta")
-        self.beta_g = [
-            self._beta(beta if beta_g is None else beta_g, float(Gj), self.R, a, "beta_g") for Gj in self.G
-        ]
-        self.delta = check_scalar(delta, "delta (Slater margin)", low=0.0, low_inclusive=False)
-        self.rho = check_scalar(
-            4.0 * self.B / self.delta if rho is None else rho, "rho", low=0.0, low_inclusive=False
-        )
-        Gmax = float(np.max(self.G))
-        self.V = check_scalar(
-            Gmax * math.sqrt(self.horizon) / self.rho if V is None else V, "V", low=0.0, low_inclusive=False
-        )
-        self.slack_mode = slack if slack in ("auto", "decreasing") else "constant"
-        if slack == "auto":
-            self.slack = min(self.delta / 2.0, Gmax / math.sqrt(self.horizon))
-        elif slack == "decreasing":
-            self.slack = 0.0  # set per round in decide
-        elif isinstance(slack, str):
-            raise InvalidInputError(f"slack must be a number, 'auto' or 'decreasing', got {slack!r}.")
-        else:
-            self.slack = check_scalar(slack, "slack (epsilon)", low=0.0, high=self.delta / 2.0)
-        self.phi = np.zeros(m)
+    def __init__(self, m: int, horizon: int, **params: Any) -> None:
+        params.setdefault("beta", self.default_beta)
+        super().__init__(m, horizon, **params)
 
     # ------------------------------------------------------------------------------ estimates
     def _estimator(self, ctx: Decision, bf: float, bg: np.ndarray):
@@ -124,36 +88,15 @@ class PrimalDual(OptimizerPolicy):
     def decide(self, ctx: Decision) -> tuple[np.ndarray, dict[str, float]]:
         import torch
 
-        self.t += 1
-        bf = self._width(self.beta_f, self.t, ctx.models, "f")
-        bg = np.array([self._width(b, self.t, ctx.models, f"g{j}") for j, b in enumerate(self.beta_g)])
+        rule = self.rule
+        self._begin()
+        bf, bg = rule.widths(ctx.models.view)
         est = self._estimator(ctx, bf, bg)
-        phi = self.phi.copy()
-
-        def score(X):
-            f, g = est(X)
-            return ckb_score(f, g, phi, self.B, self.G)
-
-        x, _ = ctx.maximize(score)
+        x, _ = ctx.maximize(lambda X: rule.score(*est(X)))
         with torch.no_grad():
             g_at = est(torch.as_tensor(x[None, :]))[1].numpy().reshape(self.m)
-        g_bar = np.clip(g_at, -self.G, self.G)
-        if self.slack_mode == "decreasing":
-            self.slack = min(self.delta / 2.0, float(np.max(self.G)) / math.sqrt(self.t))
-        self.phi = ckb_dual_step(phi, g_bar, self.slack, self.V, self.rho)
-        info = {
-            "beta": bf,
-            **self._named("beta_g", bg),
-            **self._named("dual", phi),
-            **self._named("g_bar", g_bar),
-        }
-        return x, info
+        rule.dual_step(g_at, record={"beta": bf, **named("beta_g", bg)})
+        return x, rule.internals()
 
     def internals(self) -> dict[str, float]:
-        return self._named("dual", self.phi)
-
-    def _state(self) -> dict[str, Any]:
-        return {"phi": self.phi.copy()}
-
-    def _load(self, state: dict[str, Any]) -> None:
-        self.phi = np.asarray(state["phi"], dtype=float).reshape(self.m).copy()
+        return named("dual", self.rule.phi)

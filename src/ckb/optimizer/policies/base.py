@@ -25,10 +25,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
-from ckb.errors import InvalidInputError
-from ckb.exploration import make_beta
-from ckb.exploration.beta import ConstantBeta
+from ckb._validation import check_scalar
+from ckb.rules.base import RuleAdapter
 
 
 @dataclass
@@ -45,7 +43,7 @@ class Decision:
 
 
 class OptimizerPolicy:
-    """Base class: state ``t`` (the policy's rounds so far), helpers for beta and per-constraint values."""
+    """Base class: state ``t`` (the policy's rounds so far)."""
 
     name: ClassVar[str] = ""
     #: default constant width on standardized outcomes
@@ -92,40 +90,40 @@ class OptimizerPolicy:
     def _load(self, state: dict[str, Any]) -> None:
         return None
 
-    # --------------------------------------------------------------------------------- helpers
-    def _beta(self, spec: Any, B: float, R: float, alpha: float, what: str):
-        spec = self.default_beta if spec is None else spec
-        try:
-            return make_beta(spec, B=B, R=R, alpha=alpha)
-        except TypeError as exc:
-            raise InvalidInputError(f"bad {what}: {exc}") from None
-
-    @staticmethod
-    def _width(schedule, t: int, models, name: str) -> float:
-        if isinstance(schedule, ConstantBeta):
-            return schedule(t, None)
-        return float(schedule(t, models.view(name)))
-
-    def _per_constraint(self, value: Any, what: str) -> np.ndarray:
-        arr = np.atleast_1d(check_finite_array(value, what))
-        if arr.shape not in ((1,), (self.m,)):
-            raise InvalidInputError(
-                f"{what} must be a number or a list of m = {self.m} numbers, got {arr.tolist()}."
-            )
-        arr = np.broadcast_to(arr, (self.m,)).astype(float).copy()
-        if np.any(arr <= 0):
-            raise InvalidInputError(f"{what} must be > 0, got {arr.tolist()}.")
-        return arr
-
-    @staticmethod
-    def _named(name: str, values) -> dict[str, float]:
-        values = list(np.atleast_1d(values))
-        if len(values) == 1:
-            return {name: float(values[0])}
-        return {f"{name}_{j}": float(v) for j, v in enumerate(values)}
+    # ------------------------------------------------------------------------------ rule plumbing
+    def _make_rule(self, rule_class, defaults: dict[str, Any], params: dict[str, Any]):
+        """The policy's rule, with this world's defaults (on standardized outcomes) under ``params``."""
+        rule = rule_class(self.m, self.horizon, **{**defaults, **params})
+        rule.t = self.t
+        return rule
 
     @staticmethod
     def _split(models, X):
         """Posterior mean/std of f and of the constraints at X: (mu_f, sd_f, mu_g, sd_g)."""
         mu, sd = models.mean_std(X)
         return mu[..., 0], sd[..., 0], mu[..., 1:], sd[..., 1:]
+
+
+class RuleOptimizerPolicy(RuleAdapter, OptimizerPolicy):
+    """An optimizer policy around a :mod:`ckb.rules` rule: ``rule_class`` built with ``rule_defaults``
+    (this world's values on standardized outcomes) under the user's keywords. Its state is the rule's
+    (the keys of earlier versions of the study file load too)."""
+
+    rule_class: ClassVar[Any] = None
+    rule_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, m: int, horizon: int, **params: Any) -> None:
+        super().__init__(m, horizon)
+        self.rule = self._make_rule(self.rule_class, self.rule_defaults, params)
+
+    def _begin(self) -> None:
+        self.rule.begin_round()
+        self.t = self.rule.t
+
+    def _state(self) -> dict[str, Any]:
+        state = self.rule.state_dict()
+        state.pop("t")
+        return state
+
+    def _load(self, state: dict[str, Any]) -> None:
+        self.rule.load_state_dict(state)

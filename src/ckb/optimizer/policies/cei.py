@@ -17,24 +17,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ckb.optimizer.acquisition import log_cei
-from ckb.optimizer.policies.base import OptimizerPolicy
+from ckb.optimizer.policies.base import RuleOptimizerPolicy
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
+from ckb.rules.cei import ConstrainedEIRule
 
 
 @OPTIMIZER_POLICIES.register("cei")
-class ConstrainedEI(OptimizerPolicy):
+class ConstrainedEI(RuleOptimizerPolicy):
     __doc__ = __doc__
+    rule_class = ConstrainedEIRule
 
     def decide(self, ctx):
-        self.t += 1
-        feasible = np.all(ctx.c <= 0.0, axis=1)
-        best = float(ctx.y[feasible].max()) if np.any(feasible) else None
+        self._begin()
+        best = self.rule.incumbent(ctx.y, ctx.c)
         models = ctx.models
 
         def score(X):
             mu, sd = models.mean_std(X)
-            return log_cei(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:])
+            return self.rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:])
 
         x, v = ctx.maximize(score)
         return x, {"log_acq": v, "best_feasible_std": np.nan if best is None else best}

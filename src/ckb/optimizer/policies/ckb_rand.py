@@ -7,6 +7,7 @@ import numpy as np
 from ckb.exploration.strategies import RandomShift
 from ckb.optimizer.policies._primal_dual import RULE_DOC, PrimalDual
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
+from ckb.rules import named
 
 
 @OPTIMIZER_POLICIES.register("ckb-rand", aliases=("cbo-rand",))
@@ -42,5 +43,5 @@ class CKBRand(PrimalDual):
 
     def decide(self, ctx):
         x, info = super().decide(ctx)
-        info.update({"z": float(self._z[0]), **self._named("z_g", self._z[1])})
+        info.update({"z": float(self._z[0]), **named("z_g", self._z[1])})
         return x, info

@@ -1,0 +1,118 @@
+"""Record every shipped experiment's numbers at a reduced scale, and compare two recordings.
+
+A refactor that must not change results is checked by recording before and after it:
+
+    python benchmarks/check_unchanged.py record before.json      # on the old commit
+    python benchmarks/check_unchanged.py record after.json       # on the new one
+    python benchmarks/check_unchanged.py compare before.json after.json
+
+``record`` runs each spec of ``ckb list`` with 2 trials and a short horizon (serially, no plots) in a
+temporary folder and keeps every number of each summary (the benchmark spec: 1 seed of three methods on
+two problems, horizon 14). ``compare`` prints the experiments whose numbers differ (bit for bit) and
+exits 1 if any does. Run by hand (a few minutes); not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ckb.cli import app
+
+#: (horizon, trials) per experiment kind at the reduced scale
+_SMALL = {"default": ("60", "2"), "benchmark": ("14", "1")}
+
+
+def _numbers(obj, prefix=""):
+    """Every number in a JSON summary, by its path (timings dropped: they differ run to run)."""
+    out = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if "second" in k or k in ("time", "wall", "cpu", "elapsed"):
+                continue
+            out.update(_numbers(v, f"{prefix}{k}."))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out.update(_numbers(v, f"{prefix}{i}."))
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        out[prefix.rstrip(".")] = obj
+    return out
+
+
+def _reduced_benchmark(src: Path, dst: Path) -> None:
+    """The benchmark spec with two problems and three methods (ckb-ucb, config, cei)."""
+    import tomllib
+
+    raw = tomllib.loads(src.read_text())
+    text = src.read_text().split("[algorithms.")[0]
+    text = text.replace(f"problems = {raw['problems']!r}".replace("'", '"'), "problems = [\"gardner-1\", \"gramacy\"]")
+    dst.write_text(text + "".join(f"[algorithms.{m}]\n" for m in ("ckb-ucb", "config", "cei")))
+
+
+def record(path: str) -> None:
+    import tomllib
+
+    from ckb.experiments import shipped
+
+    result = {}
+    for name, spec_path in sorted(shipped().items()):
+        kind = tomllib.loads(spec_path.read_text()).get("kind", "default")
+        horizon, trials = _SMALL.get(kind, _SMALL["default"])
+        with tempfile.TemporaryDirectory() as tmp:
+            target = name
+            if kind == "benchmark":
+                target = str(Path(tmp) / f"{name}.toml")
+                _reduced_benchmark(spec_path, Path(target))
+            out = Path(tmp) / "out"
+            args = ["experiment", target, "--trials", trials, "--horizon", horizon, "--out", str(out)]
+            args += ["--executor", "serial", "--no-plots"]
+            t0 = time.perf_counter()
+            try:
+                app(args, standalone_mode=False)
+            except SystemExit as exc:  # reported, not raised
+                result[name] = {"error": f"exit {exc.code}"}
+                continue
+            except Exception as exc:
+                result[name] = {"error": repr(exc)}
+                continue
+            nums = {}
+            for f in sorted(out.rglob("*.json")):
+                try:
+                    nums.update(_numbers(json.loads(f.read_text()), f"{f.relative_to(out)}:"))
+                except ValueError:
+                    pass
+            result[name] = nums
+            print(f"{name}: {len(nums)} numbers in {time.perf_counter() - t0:.1f} s", flush=True)
+    Path(path).write_text(json.dumps(result, indent=1, sort_keys=True))
+
+
+def compare(a: str, b: str) -> int:
+    A, B = json.loads(Path(a).read_text()), json.loads(Path(b).read_text())
+    bad = 0
+    for name in sorted(set(A) | set(B)):
+        x, y = A.get(name), B.get(name)
+        if x == y:
+            print(f"same      {name} ({len(x or {})} numbers)")
+            continue
+        bad += 1
+        if x is None or y is None:
+            print(f"MISSING   {name} in {'the first' if x is None else 'the second'} recording")
+            continue
+        diff = [k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)]
+        print(f"DIFFERENT {name}: {len(diff)} of {len(set(x) | set(y))} numbers, e.g.")
+        for k in diff[:5]:
+            print(f"    {k}: {x.get(k)} -> {y.get(k)}")
+    print(f"{bad} experiment(s) differ")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "record":
+        record(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "compare":
+        sys.exit(compare(sys.argv[2], sys.argv[3]))
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,263 @@
+r"""What every decision rule shares: declared constants, explicit state, and array helpers that work on
+numpy arrays and torch tensors alike.
+
+A *rule* is one paper's decision rule with nothing about estimation in it: its constants (declared once
+in ``constants``, checked declaratively in the spirit of scikit-learn's parameter constraints), its state
+(duals, penalty weights, multipliers, epochs: plain numbers and numpy arrays), its score composed from
+estimates of the objective and the constraints, and its updates at ask time and at tell time. The bandit
+harness (:mod:`ckb.policies`: GP posteriors on arms, exact argmax) and :class:`ckb.Optimizer`
+(:mod:`ckb.optimizer.policies`: fitted BoTorch GPs, ``optimize_acqf``) are adapters around the same rule
+object, so a rule exists once.
+
+Conventions: ``f`` is maximized; constraint estimates have the constraints on the last axis, shape
+``(..., m)``, feasible where :math:`\le 0`; a score takes arrays of either backend and returns one of the
+same backend (numpy for the harness's enumeration, torch for gradients in the optimizer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ckb._validation import check_finite_array, check_scalar, did_you_mean
+from ckb.errors import InvalidInputError
+from ckb.exploration.beta import make_beta
+
+
+# ------------------------------------------------------------------------------- declared constants
+@dataclass(frozen=True)
+class Real:
+    """A real constant in an interval; ``None`` allowed when ``optional``; ``per_constraint``: a number
+    or a list of m numbers (stored as an (m,) array); ``choices``: strings also accepted."""
+
+    low: float | None = None
+    high: float | None = None
+    low_inclusive: bool = True
+    high_inclusive: bool = True
+    optional: bool = False
+    per_constraint: bool = False
+    choices: tuple[str, ...] = ()
+    label: str = ""
+
+    def check(self, name: str, value: Any, m: int) -> Any:
+        label = self.label or name
+        if value is None and self.optional:
+            return None
+        if isinstance(value, str) and self.choices:
+            if value not in self.choices:
+                raise InvalidInputError(
+                    f"{label} must be a number or one of {list(self.choices)}, got {value!r}."
+                )
+            return value
+        if self.per_constraint:
+            arr = np.atleast_1d(check_finite_array(value, label))
+            if arr.shape not in ((1,), (m,)):
+                raise InvalidInputError(
+                    f"{label} must be a number or a list of m = {m} numbers, got {arr.tolist()}."
+                )
+            for v in arr:
+                self._scalar(label, float(v))
+            return np.broadcast_to(arr, (m,)).astype(float).copy()
+        return self._scalar(label, value)
+
+    def _scalar(self, label: str, value: Any) -> float:
+        return check_scalar(
+            value,
+            label,
+            low=self.low,
+            high=self.high,
+            low_inclusive=self.low_inclusive,
+            high_inclusive=self.high_inclusive,
+        )
+
+
+@dataclass(frozen=True)
+class Int(Real):
+    """An integer constant in an interval."""
+
+    def _scalar(self, label: str, value: Any) -> int:
+        return check_scalar(value, label, low=self.low, high=self.high, integer=True)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a fixed set of strings."""
+
+    options: tuple[str, ...] = ()
+    label: str = ""
+
+    def check(self, name: str, value: Any, m: int) -> str:
+        if value not in self.options:
+            raise InvalidInputError(
+                f"{self.label or name} must be one of {list(self.options)}, got {value!r}."
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class Width:
+    """A width schedule spec, checked when the schedule is built (:func:`ckb.exploration.make_beta`):
+    a number (constant), ``"theory"``, ``"log"``, a dict, a schedule, or None (the world's default)."""
+
+    def check(self, name: str, value: Any, m: int) -> Any:
+        return value
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A boolean."""
+
+    def check(self, name: str, value: Any, m: int) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise InvalidInputError(f"{name} must be true or false, got {value!r}.")
+        return bool(value)
+
+
+POSITIVE = Real(low=0.0, low_inclusive=False)
+NONNEGATIVE = Real(low=0.0)
+PROBABILITY = Real(low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+
+
+# ------------------------------------------------------------------------------------------ a rule
+class Rule:
+    """Base class of a decision rule: ``m`` constraints, ``horizon`` T (the rule's rounds), round ``t``.
+
+    Subclasses declare ``constants`` (name -> checker) and ``defaults`` (name -> value, for those every
+    world shares); an adapter passes the world-specific ones (e.g. the harness's problem hints). Every
+    checked constant becomes an attribute. State lives in the attributes listed in ``state_keys``,
+    captured by :meth:`state_dict` and restored by :meth:`load_state_dict`.
+    """
+
+    constants: ClassVar[dict[str, Any]] = {}
+    defaults: ClassVar[dict[str, Any]] = {}
+    state_keys: ClassVar[tuple[str, ...]] = ()
+    #: whether the rule needs the horizon T (e.g. for V = G sqrt(T) / rho or the epochs L = T / S)
+    needs_horizon: ClassVar[bool] = False
+
+    def __init__(self, m: int, horizon: int | None = None, **params: Any) -> None:
+        self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
+        self.horizon = None if horizon is None else check_scalar(horizon, "horizon (T)", low=1, integer=True)
+        unknown = sorted(set(params) - set(self.constants))
+        if unknown:
+            raise InvalidInputError(
+                f"{type(self).__name__} has no constant {unknown[0]!r}."
+                f"{did_you_mean(unknown[0], self.constants)}"
+            )
+        values = {**self.defaults, **params}
+        for name, checker in self.constants.items():
+            if name not in values:
+                raise InvalidInputError(f"{type(self).__name__} needs the constant {name!r}.")
+            setattr(self, name, checker.check(name, values[name], self.m))
+        self.t = 0
+        self.setup()
+
+    def setup(self) -> None:
+        """Derived constants and the initial state (after the constants are checked)."""
+
+    # ------------------------------------------------------------------------------ persistence
+    def state_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t": self.t}
+        for key in self.state_keys:
+            v = getattr(self, key)
+            out[key] = v.copy() if isinstance(v, np.ndarray) else v
+        return out
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.t = int(state.get("t", self.t))
+        for key in self.state_keys:
+            if key not in state:  # a state saved before the key existed keeps the initial value
+                continue
+            cur = getattr(self, key)
+            v = state[key]
+            if isinstance(cur, np.ndarray):
+                setattr(self, key, np.asarray(v, dtype=float).reshape(cur.shape).copy())
+            elif isinstance(cur, bool):
+                setattr(self, key, bool(v))
+            elif isinstance(cur, int):
+                setattr(self, key, int(v))
+            elif isinstance(cur, float):
+                setattr(self, key, float(v))
+            else:
+                setattr(self, key, v)
+        self.after_load()
+
+    def after_load(self) -> None:
+        """Recompute what derives from the state (e.g. an epoch's width schedule)."""
+
+    def internals(self) -> dict[str, float]:
+        return {}
+
+    # ---------------------------------------------------------------------------------- helpers
+    def schedule(self, spec: Any, B: float, R: float, alpha: float, scale: float = 1.0):
+        """A width schedule (:func:`ckb.exploration.make_beta`) with this rule's constants as defaults."""
+        try:
+            return make_beta(spec, B=B, R=R, alpha=alpha, scale=scale)
+        except TypeError as exc:
+            raise InvalidInputError(f"bad beta: {exc}") from None
+
+
+def named(name: str, values) -> dict[str, float]:
+    """Per-constraint scalars: ``{name: v}`` for one value, ``{name_0: v0, name_1: v1, ...}`` for more."""
+    values = list(np.atleast_1d(np.asarray(values, dtype=float)))
+    if len(values) == 1:
+        return {name: float(values[0])}
+    return {f"{name}_{j}": float(v) for j, v in enumerate(values)}
+
+
+class RuleAdapter:
+    """Mixin of a policy that adapts a :mod:`ckb.rules` rule (``self.rule``): the rule's constants and
+    state read as the policy's attributes (``policy.phi``, ``policy.Q``, ``policy.kappa``, ...)."""
+
+    rule: Any
+
+    def __getattr__(self, name: str) -> Any:
+        rule = self.__dict__.get("rule")
+        if rule is None or name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return getattr(rule, name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Setting a rule's attribute on the policy sets it on the rule; the round ``t`` is kept on both."""
+        rule = self.__dict__.get("rule")
+        if rule is not None and (name == "t" or (name not in self.__dict__ and hasattr(rule, name))):
+            setattr(rule, name, value)
+            if name != "t":
+                return
+        object.__setattr__(self, name, value)
+
+
+# ------------------------------------------------------------------------------ numpy/torch helpers
+def like(value: Any, ref: Any) -> Any:
+    """``value`` as an array of ``ref``'s backend and dtype (numpy, or torch when ``ref`` is a tensor)."""
+    if isinstance(ref, np.ndarray) or np.isscalar(ref):
+        return np.asarray(value, dtype=float)
+    import torch
+
+    return torch.as_tensor(np.asarray(value, dtype=float), dtype=ref.dtype)
+
+
+def clip(x: Any, low: Any, high: Any) -> Any:
+    """:math:`\\min(\\max(x, low), high)` elementwise, for either backend."""
+    if isinstance(x, np.ndarray):
+        return np.clip(x, low, high)
+    return x.clamp(like(low, x), like(high, x)) if not np.isscalar(low) else x.clamp(low, high)
+
+
+def positive_part(x: Any) -> Any:
+    """:math:`[x]^+` elementwise, for either backend."""
+    if isinstance(x, np.ndarray):
+        return np.maximum(x, 0.0)
+    return x.clamp_min(0.0)
+
+
+def where(cond: Any, a: Any, b: Any) -> Any:
+    if isinstance(cond, np.ndarray):
+        return np.where(cond, a, b)
+    import torch
+
+    return torch.where(cond, a, b)

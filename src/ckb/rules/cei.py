@@ -1,0 +1,55 @@
+r"""Constrained expected improvement (Gardner et al., ICML 2014; Gelbart, Snoek & Adams, UAI 2014), the
+conventional reference:
+
+.. math::
+
+    x_t = \arg\max_x\ \mathrm{EI}(x)\prod_j P(g_j(x) \le 0), \qquad
+    \mathrm{EI}(x) = \sigma_f(x)\,h\big((\mu_f(x) - y^*)/\sigma_f(x)\big),\ h(u) = \varphi(u) + u\Phi(u),
+
+in log form, :math:`\log h(u) + \log\sigma_f + \sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`, with :math:`y^*` the
+best observed feasible objective (all observed constraints <= 0); before any feasible observation, the
+probability of feasibility alone. Independent models of f and each g. No constants, no state.
+
+:math:`\log h` is BoTorch's numerically stable helper (the one ``LogExpectedImprovement`` uses; BoTorch
+exposes it only through that class, so it is imported from there, and a test pins the two together).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ckb.rules.base import Rule
+
+
+class ConstrainedEIRule(Rule):
+    """Constrained EI in log form (module docstring); torch only (the optimizer's world)."""
+
+    constants: ClassVar[dict[str, Any]] = {}
+
+    def begin_round(self) -> None:
+        self.t += 1
+
+    @staticmethod
+    def incumbent(y: np.ndarray, c: np.ndarray) -> float | None:
+        """The best observed feasible objective (maximization sense), None if nothing feasible yet."""
+        feasible = np.all(np.asarray(c) <= 0.0, axis=1)
+        return float(np.asarray(y)[feasible].max()) if np.any(feasible) else None
+
+    @staticmethod
+    def score(mu_f, sd_f, best: float | None, mu_g, sd_g):
+        """Log of EI over ``best`` (None: omitted) plus the log probabilities of feasibility."""
+        return log_cei(mu_f, sd_f, best, mu_g, sd_g)
+
+
+def log_cei(mu_f, sd_f, best: float | None, mu_g, sd_g):
+    """Log of EI over ``best`` (None: omitted) plus the log probabilities :math:`P(g_j \\le 0)` (torch)."""
+    import torch
+    from botorch.acquisition.analytic import _log_ei_helper
+
+    log_pof = torch.special.log_ndtr(-mu_g / sd_g).sum(-1)
+    if best is None:
+        return log_pof
+    u = (mu_f - best) / sd_f
+    return _log_ei_helper(u) + sd_f.log() + log_pof

@@ -1,0 +1,105 @@
+r"""One vocabulary for constraint violation, used by the harness, the multi-agent code, the benchmark and
+:meth:`ckb.Optimizer.metrics` (numpy only: cheap to import anywhere).
+
+For constraint values :math:`g(x_s) \in \mathbb R^m` of evaluations :math:`s = 1, \dots, t` (feasible
+where :math:`g_j \le 0`), optionally divided per constraint by a typical magnitude :math:`s_j`:
+
+- ``violation`` (soft, the cumulative constraint's violation, what the primal-dual theorems bound):
+  :math:`V(t) = \| [\sum_{s \le t} g(x_s)/s]^+ \|_2`: a strictly feasible evaluation offsets an earlier
+  violating one;
+- ``positive_violation`` (rectified, no cancellation): :math:`\| \sum_{s \le t} [g(x_s)/s]^+ \|_2`;
+- ``violating`` count: :math:`N(t) = \#\{s \le t : \max_j g_j(x_s) > 0\}` (strict ``>``).
+
+The norm over the m constraints is Euclidean and taken outside the sums; for ``m = 1`` both violations
+are plain (non-negative) sums; for ``m = 0`` all are 0. The ``*_per_constraint`` forms return the m
+sums before the norm; :func:`instant_violation` is :math:`\|[g(x_s)]^+\|_2` of each evaluation alone
+(the multi-agent best-iterate merit). A scale divides the per-constraint *sums*
+(:math:`\sum_s [g_j]^+ / s_j`, :math:`[\sum_s g_j / s_j]^+`), equal to summing the divided values for
+:math:`s_j > 0` and the order the benchmark has always computed, so its numbers stay bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ckb.errors import InvalidInputError
+
+#: the names every report uses for the three quantities above
+VIOLATION = "violation"
+POSITIVE_VIOLATION = "positive_violation"
+VIOLATING = "violating"
+
+
+def _values(g, scale: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``g`` as (t, m) floats, and ``scale`` as m positive finite magnitudes (None if not given)."""
+    g = np.asarray(g, dtype=float)
+    if g.ndim == 1:
+        g = g.reshape(-1, 1)
+    if g.ndim != 2:
+        raise InvalidInputError(f"constraint values must be (evaluations, m), got shape {g.shape}.")
+    if scale is None:
+        return g, None
+    s = np.asarray(scale, dtype=float).reshape(-1)
+    if s.shape != (g.shape[1],) or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise InvalidInputError(
+            f"scale must be {g.shape[1]} positive magnitude(s), got {np.atleast_1d(scale).tolist()}."
+        )
+    return g, s
+
+
+def positive_violation_per_constraint(g, scale: Sequence[float] | None = None) -> np.ndarray:
+    r""":math:`(\sum_s [g_j(x_s)/s_j]^+)_j`, shape (m,)."""
+    g, s = _values(g, scale)
+    per = np.maximum(g, 0.0).sum(axis=0)
+    return per if s is None else per / s
+
+
+def soft_violation_per_constraint(g, scale: Sequence[float] | None = None) -> np.ndarray:
+    r""":math:`([\sum_s g_j(x_s)/s_j]^+)_j`, shape (m,)."""
+    g, s = _values(g, scale)
+    total = g.sum(axis=0)
+    return np.maximum(total if s is None else total / s, 0.0)
+
+
+def positive_violation(g, scale: Sequence[float] | None = None) -> float:
+    r""":math:`\|\sum_s [g(x_s)/s]^+\|_2` (``positive_violation``)."""
+    return float(np.linalg.norm(positive_violation_per_constraint(g, scale)))
+
+
+def soft_violation(g, scale: Sequence[float] | None = None) -> float:
+    r""":math:`\|[\sum_s g(x_s)/s]^+\|_2` (``violation``)."""
+    return float(np.linalg.norm(soft_violation_per_constraint(g, scale)))
+
+
+def violating_count(g) -> int:
+    """Number of evaluations with some constraint > 0 (``violating``)."""
+    g, _ = _values(g, None)
+    return int(np.sum(np.any(g > 0.0, axis=1)))
+
+
+def instant_violation(g) -> np.ndarray:
+    r""":math:`\|[g(x_s)]^+\|_2` of each evaluation on its own, shape (t,) (0 for ``m = 0``)."""
+    g, _ = _values(g, None)
+    return np.linalg.norm(np.maximum(g, 0.0), axis=1)
+
+
+def violation_curves(g, scale: Sequence[float] | None = None) -> dict[str, np.ndarray]:
+    """The three quantities after each evaluation, each of shape (t,): ``violation``,
+    ``positive_violation``, ``violating`` (as floats), and for ``m > 0`` ``constraint_sum``
+    (:math:`\\max_j \\sum_s g_j/s_j`, signed)."""
+    g, s = _values(g, scale)
+    if g.shape[1] == 0:
+        zero = np.zeros(g.shape[0])
+        return {VIOLATION: zero, POSITIVE_VIOLATION: zero, VIOLATING: zero}
+    csum = np.cumsum(g, axis=0)
+    cpos = np.cumsum(np.maximum(g, 0.0), axis=0)
+    if s is not None:
+        csum, cpos = csum / s, cpos / s
+    return {
+        VIOLATION: np.linalg.norm(np.maximum(csum, 0.0), axis=1),
+        POSITIVE_VIOLATION: np.linalg.norm(cpos, axis=1),
+        VIOLATING: np.cumsum(np.any(g > 0.0, axis=1)).astype(float),
+        "constraint_sum": np.max(csum, axis=1),
+    }
