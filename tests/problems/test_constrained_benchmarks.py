@@ -8,8 +8,11 @@ from scipy.optimize import minimize
 
 from ckb.problems import make_problem
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, GRAMACY_F_STAR
+from ckb.problems.engineering_benchmarks import ENGINEERING_BENCHMARKS
 
-NAMES = sorted(CONSTRAINED_BENCHMARKS)
+#: the toy problems (std-of-g scales, plain SLSQP); the engineering problems, whose scales span many orders
+#: of magnitude, have their own verified optima and scale rule (tests/problems/test_engineering_benchmarks.py)
+NAMES = sorted(set(CONSTRAINED_BENCHMARKS) - set(ENGINEERING_BENCHMARKS))
 
 
 def _uniform(problem, n, seed):

@@ -358,3 +358,7 @@ def hartmann6_ball(rng: np.random.Generator, *, noise_std: float = 0.0) -> Probl
         {"B": 3.33, "G": math.sqrt(6.0) - 1.0, "slater_margin": 1.0},
         {"f": "hartmann6(x)", "g": "||x||_2 - 1"},
     )
+
+
+# The engineering design problems (welded beam, tension spring, speed reducer) add their entries here.
+import ckb.problems.engineering_benchmarks  # noqa: E402, F401
