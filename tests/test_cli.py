@@ -8,10 +8,19 @@ runner = CliRunner()
 
 
 def test_list_shows_everything():
-    res = runner.invoke(app, ["list"])
+    res = runner.invoke(app, ["list"], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     for name in ("gpucb-synthetic", "igp-ucb", "rkhs-synthetic"):
         assert name in res.output
+    # every kind: its experiments and what its specs can name
+    for kind, experiment, entry in (
+        ("single-agent", "gpucb-synthetic", "igp-ucb"),
+        ("multiagent", "dmabo-power", "power-allocation"),
+        ("benchmark", "constrained-bo", "gardner-1"),
+    ):
+        assert any(experiment in line and kind in line for line in res.output.splitlines())
+        assert entry in res.output
+    assert "benchmark methods" in res.output and "qlognei" in res.output
 
 
 def test_spec_prints_toml_that_runs_by_path(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -50,49 +51,63 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(2)
 
 
+def _kinds():
+    """The registered experiment kinds, the default (single-agent) first (importing ckb.experiments
+    registers the shipped ones)."""
+    import ckb.experiments  # noqa: F401
+    from ckb.framework import DEFAULT_KIND, KINDS
+
+    return [KINDS.get(DEFAULT_KIND)] + [KINDS.get(n) for n in KINDS.names() if n != DEFAULT_KIND]
+
+
+def _print_table(t) -> None:
+    """A :class:`ckb.framework.report.TextTable` as a rich table."""
+    table = Table(title=escape(t.title))
+    for k, h in enumerate(t.header):
+        if t.numeric:
+            table.add_column(escape(h), justify="left" if k == 0 else "right")
+        else:
+            table.add_column(escape(h), style="bold" if k == 0 else None)
+    for row in t.rows:
+        table.add_row(*(escape(c) for c in row))
+    console.print(table)
+
+
+@contextmanager
+def _progress(description: str, total: int, out: Path, unit: str = "trial"):
+    """A progress bar ``(progress, task)`` around a sweep: a :class:`CKBError` inside exits cleanly with its
+    message, Ctrl-C with a note that the finished ``unit``s are kept under ``out``."""
+    try:
+        with Progress(*_COLUMNS, console=console) as progress:
+            yield progress, progress.add_task(description, total=total)
+    except CKBError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(
+            f"[yellow]interrupted[/]: finished {unit}s are saved under {out}; re-run the same command to resume."
+        )
+        raise typer.Exit(130) from None
+
+
 @app.command("list")
 def list_cmd() -> None:
-    """Show the registered problems, algorithms (policies) and experiments."""
+    """Show the shipped experiments and, per experiment kind, what its specs can name (policies,
+    problems, methods)."""
     from ckb.experiments import load_spec, shipped
-    from ckb.policies import POLICIES
-    from ckb.problems import PROBLEMS
 
     t = Table(title="experiments  (ckb experiment NAME)")
     t.add_column("name", style="bold")
+    t.add_column("kind")
     t.add_column("T", justify="right")
     t.add_column("trials", justify="right")
     t.add_column("title")
     for name in sorted(shipped()):
         s = load_spec(name)
-        t.add_row(name, str(s.horizon), str(s.trials), s.title)
+        t.add_row(name, s.kind, str(s.horizon), str(s.trials), s.title)
     console.print(t)
-    t = Table(title="algorithms (policies)")
-    t.add_column("name", style="bold")
-    t.add_column("aliases")
-    t.add_column("summary")
-    for name in POLICIES.names():
-        cls = POLICIES.get(name)
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        t.add_row(name, ", ".join(POLICIES.aliases_of(name)), doc)
-    console.print(t)
-    t = Table(title="problems")
-    t.add_column("name", style="bold")
-    t.add_column("summary")
-    for name in PROBLEMS.names():
-        fn = PROBLEMS.get(name)
-        t.add_row(name, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "")
-    console.print(t)
-    from ckb.multiagent import METHODS, MULTIAGENT_PROBLEMS
-
-    t = Table(title='multi-agent methods and problems (specs with kind = "multiagent")')
-    t.add_column("name", style="bold")
-    t.add_column("kind")
-    t.add_column("summary")
-    for reg, kind in ((METHODS, "method"), (MULTIAGENT_PROBLEMS, "problem")):
-        for n in reg.names():
-            fn = reg.get(n)
-            t.add_row(n, kind, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "")
-    console.print(t)
+    for kind in _kinds():
+        for table in kind.listing():
+            _print_table(table)
 
 
 @app.command("spec")
@@ -161,8 +176,7 @@ def experiment_cmd(
     ] = None,
 ) -> None:
     """Run an experiment: parallel trials (resumable), a table, per-trial traces, plots and summary.json."""
-    from ckb.experiments import load_spec, run_experiment
-    from ckb.experiments.report import table_rows
+    from ckb.experiments import load_spec
 
     try:
         for flag, val in (("--trials", trials), ("--horizon", horizon), ("--workers", workers)):
@@ -186,76 +200,55 @@ def experiment_cmd(
         _beta_sweep(spec, scales, beta_out, workers, executor, {"address": address})
         return
     out = out or Path("runs") / spec.name
+    _run_and_render(spec, out, workers, executor, address, plots)
+
+
+def _run_and_render(spec, out: Path, workers, executor: str, address, plots: bool) -> None:
+    """Run ``spec`` with a progress bar and print its kind's report (:meth:`ckb.framework.Kind.render`)."""
+    from ckb.experiments import run_experiment
+    from ckb.framework import kind_of
+
+    kind = kind_of(spec)
     n_tasks = len(spec.configs())
     console.print(
-        f"[bold]{spec.name}[/]: {len(spec.algorithms)} algorithm(s) x {spec.trials} trial(s), T = {spec.horizon}, "
-        f"seed {spec.seed} -> {out}"
-        + (f" ({n_tasks} runs over {len(spec.problems)} problems)" if spec_kind(spec) == "benchmark" else "")
+        f"[bold]{escape(spec.name)}[/]: {len(spec.algorithms)} algorithm(s) x {spec.trials} trial(s), "
+        f"T = {spec.horizon}, seed {spec.seed} -> {escape(str(out))}" + escape(kind.plan_note(spec, n_tasks))
     )
     start = time.perf_counter()
     skipped = 0
-    try:
-        with Progress(*_COLUMNS, console=console) as progress:
-            task = progress.add_task("trials", total=n_tasks)
+    with _progress(f"{kind.unit}s", n_tasks, out, kind.unit) as (progress, task):
 
-            def on_done(cfg, was_skipped):
-                nonlocal skipped
-                skipped += was_skipped
-                progress.update(task, advance=1, description=f"trials ({cfg.algorithm} #{cfg.trial} done)")
+        def on_done(cfg, was_skipped):
+            nonlocal skipped
+            skipped += was_skipped
+            progress.update(task, advance=1, description=f"{kind.unit}s ({cfg.algorithm} #{cfg.trial} done)")
 
-            summary = run_experiment(
-                spec,
-                out,
-                workers=workers,
-                executor=executor,
-                executor_options={"address": address},
-                on_done=on_done,
-                plots=plots,
-            )
-    except CKBError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(
-            f"[yellow]interrupted[/]: finished trials are saved under {out}; re-run the same command to resume."
+        summary = run_experiment(
+            spec,
+            out,
+            workers=workers,
+            executor=executor,
+            executor_options={"address": address},
+            on_done=on_done,
+            plots=plots,
         )
-        raise typer.Exit(130) from None
-    took = time.perf_counter() - start
-    if spec_kind(spec) == "benchmark":
-        typer.echo(summary["table"])  # plain: markdown rows must not be wrapped
-        console.print(
-            f"{n_tasks - skipped} run(s), {skipped} reused from disk, {took:.1f} s. Summary: {out / 'summary.json'}"
-        )
-        return
-    header, rows = table_rows(summary)
-    table = Table(title=f"{spec.name} (T = {spec.horizon}, {summary['trials']} trials; mean ± s.e.)")
-    for h in header:
-        table.add_column(escape(h), justify="left" if h == "algorithm" else "right")
-    for r in rows:
-        table.add_row(*(escape(c) for c in r))
-    console.print(table)
-    for alg, cp in summary["checkpoints"].items():
-        pairs = ", ".join(f"t={t}: {v:.3g}" for t, v in zip(cp["t"], cp["regret_over_t"]))
-        console.print(escape(f"  R(t)/t [{alg}]: {pairs}"))
-        slopes = cp.get("loglog_slope_second_half", {})
-        if slopes:
-            text = ", ".join(f"{k} {'-' if v is None else f'{v:.2f}'}" for k, v in slopes.items())
-            console.print(escape(f"    log-log slope over the second half (< 1: sublinear): {text}"))
-        if "burn_in" in cp:
-            b = cp["burn_in"]
-            console.print(
-                escape(f"    mean signed cumulative constraint <= 0 from round {b}")
-                if b is not None
-                else escape("    mean signed cumulative constraint still > 0 at T (no burn-in)")
-            )
-    if spec.reference:
+    _print_report(kind.render(spec, summary))
+    console.print(escape(kind.footer(n_tasks - skipped, skipped, time.perf_counter() - start, out)))
+
+
+def _print_report(report) -> None:
+    """A :class:`ckb.framework.report.ConsoleReport`: tables, markdown (plain: rows must not be wrapped),
+    notes, the paper's reference."""
+    for t in report.tables:
+        _print_table(t)
+    if report.markdown:
+        typer.echo(report.markdown)
+    for line in report.notes:
+        console.print(escape(line))
+    if report.reference:
         console.print("[bold]paper reference:[/]")
-        for k, v in spec.reference.items():
+        for k, v in report.reference.items():
             console.print(escape(f"  {k}: {v}"))
-    took = time.perf_counter() - start
-    console.print(
-        f"{n_tasks - skipped} trial(s) run, {skipped} reused from disk, {took:.1f} s. "
-        f"Summary: {out / 'summary.json'}; plots and traces under {out}/"
-    )
 
 
 benchmark_app = typer.Typer(
@@ -294,25 +287,14 @@ def benchmark_constrained_cmd(
         f"[bold]constrained benchmark[/]: {len(configs)} run(s), {budget} evaluations each -> {out}"
     )
     start = time.perf_counter()
-    try:
-        with Progress(*_COLUMNS, console=console) as progress:
-            task = progress.add_task("runs", total=len(configs))
+    with _progress("runs", len(configs), out, "run") as (progress, task):
 
-            def on_done(cfg, skipped, status):
-                if not status["ok"]:
-                    progress.console.print(escape(f"failed: {cfg.method} on {cfg.problem}, seed {cfg.seed}"))
-                progress.update(
-                    task, advance=1, description=f"runs ({cfg.method} / {cfg.problem} / {cfg.seed})"
-                )
+        def on_done(cfg, skipped, status):
+            if not status["ok"]:
+                progress.console.print(escape(f"failed: {cfg.method} on {cfg.problem}, seed {cfg.seed}"))
+            progress.update(task, advance=1, description=f"runs ({cfg.method} / {cfg.problem} / {cfg.seed})")
 
-            summary = run_benchmark(configs, out, workers=workers, on_done=on_done, plots=plots)
-    except CKBError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(
-            f"[yellow]interrupted[/]: finished runs are saved under {out}; re-run the same command to resume."
-        )
-        raise typer.Exit(130) from None
+        summary = run_benchmark(configs, out, workers=workers, on_done=on_done, plots=plots)
     typer.echo((out / "table.md").read_text())  # plain: markdown rows must not be wrapped
     console.print(
         f"{summary['runs_executed']} run(s), {summary['runs_reused']} reused, {len(summary['errors'])} failed; "
@@ -323,8 +305,10 @@ def benchmark_constrained_cmd(
 
 
 def spec_kind(spec) -> str | None:
-    """``None`` for a single-agent spec, else its ``kind`` (ckb.experiments.spec.SPEC_KINDS)."""
-    return getattr(spec, "kind", None)
+    """``None`` for a single-agent spec (the default kind), else its ``kind`` (``ckb.framework.KINDS``)."""
+    from ckb.framework import DEFAULT_KIND
+
+    return None if spec.kind == DEFAULT_KIND else spec.kind
 
 
 def _parse_scales(text: str | None) -> list[float] | None:
@@ -348,25 +332,16 @@ def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=Non
         f"{spec.trials} trial(s), T = {spec.horizon} -> {out}"
     )
     start = time.perf_counter()
-    try:
-        with Progress(*_COLUMNS, console=console) as progress:
-            task = progress.add_task("trials", total=n_tasks)
-            result = run_beta_scale_sweep(
-                spec,
-                scales,
-                out,
-                workers=workers,
-                executor=executor,
-                executor_options=executor_options,
-                on_done=lambda cfg, skipped: progress.update(task, advance=1),
-            )
-    except CKBError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(
-            f"[yellow]interrupted[/]: finished trials are saved under {out}; re-run the same command to resume."
+    with _progress("trials", n_tasks, out) as (progress, task):
+        result = run_beta_scale_sweep(
+            spec,
+            scales,
+            out,
+            workers=workers,
+            executor=executor,
+            executor_options=executor_options,
+            on_done=lambda cfg, skipped: progress.update(task, advance=1),
         )
-        raise typer.Exit(130) from None
     table = Table(
         title=f"{spec.name}: sensitivity to the beta scale (T = {spec.horizon}, {spec.trials} trials, means)"
     )

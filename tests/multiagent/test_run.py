@@ -101,3 +101,14 @@ def test_beta_scale_is_refused_for_multiagent_specs():
 
     with pytest.raises(SpecError, match="--set algorithms.LABEL.beta"):
         with_beta_scale(MultiAgentSpec.from_dict(RAW), 0.5)
+
+
+def test_run_multiagent_experiment_is_a_deprecated_name_for_run_experiment(tmp_path):
+    from ckb.multiagent.run import run_multiagent_experiment
+
+    spec = MultiAgentSpec.from_dict({**RAW, "trials": 1})
+    with pytest.warns(DeprecationWarning, match="ckb.experiments.run_experiment"):
+        old = run_multiagent_experiment(spec, tmp_path / "old", executor="serial", plots=False)
+    new = run_experiment(spec, tmp_path / "new", executor="serial", plots=False)
+    for label in ("dmabo", "penalty"):
+        assert old["algorithms"][label]["regret"] == new["algorithms"][label]["regret"]

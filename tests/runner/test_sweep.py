@@ -60,3 +60,22 @@ def test_a_partial_file_is_redone(tmp_path):
     path.write_bytes(b"garbage from a killed process")
     run_sweep(cfg, tmp_path, workers=1)
     assert Trace.load(path).t == 150
+
+
+def test_a_conflict_stops_the_sweep_before_anything_runs(tmp_path):
+    run_sweep(configs(1)[:1], tmp_path, workers=1)
+    mixed = configs(2, horizon=99)  # trial 0 of "ucb" is on disk with horizon 150; the rest is new
+    done = []
+    with pytest.raises(SweepConflictError, match="trial-0000.npz holds a trial of a different configuration"):
+        run_sweep(mixed, tmp_path, workers=1, on_done=lambda c, s: done.append(c))
+    assert done == [] and sorted(p.name for p in (tmp_path / "traces").rglob("*.npz")) == ["trial-0000.npz"]
+
+
+def test_plan_sweep_splits_finished_from_todo(tmp_path):
+    from ckb.runner.sweep import plan_sweep
+
+    cfgs = configs(2)
+    run_sweep(cfgs[:1], tmp_path, workers=1)
+    todo, reused = plan_sweep(cfgs, tmp_path)
+    assert reused == cfgs[:1] and [c for c, _ in todo] == cfgs[1:]
+    assert all(path == trace_path(tmp_path, c) for c, path in todo)

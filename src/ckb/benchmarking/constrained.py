@@ -18,7 +18,7 @@ values :math:`f(x_t), g(x_t)`, :math:`t = 1..T`:
   was feasible. A run *solves* the problem when the gap is below ``GAP_TOLERANCE`` (2%);
 - scaled cumulative positive violation :math:`\bigl\|\bigl(\sum_t [g_j(x_t)]^+ / s_j\bigr)_j\bigr\|_2`
   with :math:`s_j` the constraint's stated typical magnitude (the norm over constraints outside the sums,
-  as in :mod:`ckb.runner.metrics`; a plain sum for :math:`m = 1`);
+  a plain sum for :math:`m = 1`: :mod:`ckb.violation`, the vocabulary every report shares);
 - scaled cumulative (soft) violation :math:`\bigl\|\bigl[(\sum_t g_j(x_t) / s_j)_j\bigr]^+\bigr\|_2`,
   the violation of the time-averaged constraint that the primal-dual policies bound (strictly feasible
   evaluations offset violating ones);
@@ -54,6 +54,7 @@ from ckb.errors import CKBError, InvalidInputError, UnknownNameError
 from ckb.io import atomic_write, write_json
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, ConstrainedBenchmark
 from ckb.problems.problem import Problem
+from ckb.violation import positive_violation, soft_violation, violating_count
 
 #: a run solves a problem when its final gap is below this
 GAP_TOLERANCE = 0.02
@@ -88,36 +89,22 @@ def final_gap(f: np.ndarray, g: np.ndarray, bench: ConstrainedBenchmark, minimiz
     return float(curve[-1]) if curve.size else math.inf
 
 
-def _values_and_scale(g: np.ndarray, scale: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """``g`` as (T, m) and ``scale`` as m positive magnitudes (else an error naming them)."""
-    g = np.asarray(g, dtype=float)
-    g = g.reshape(g.shape[0], -1)
-    s = np.asarray(scale, dtype=float)
-    if s.shape != (g.shape[1],) or np.any(s <= 0):
-        raise InvalidInputError(
-            f"scale must be {g.shape[1]} positive magnitude(s), got {list(np.atleast_1d(s))}."
-        )
-    return g, s
-
-
 def scaled_positive_violation(g: np.ndarray, scale: Sequence[float]) -> float:
-    r""":math:`\|(\sum_t [g_j(x_t)]^+ / s_j)_j\|_2`."""
-    g, s = _values_and_scale(g, scale)
-    return float(np.linalg.norm(np.maximum(g, 0.0).sum(axis=0) / s))
+    r""":math:`\|(\sum_t [g_j(x_t)]^+ / s_j)_j\|_2`: :func:`ckb.violation.positive_violation` with a scale."""
+    return positive_violation(g, scale)
 
 
 def scaled_soft_violation(g: np.ndarray, scale: Sequence[float]) -> float:
     r""":math:`\|[(\sum_t g_j(x_t) / s_j)_j]^+\|_2`: the cumulative constraint's violation, where a
     strictly feasible evaluation offsets an earlier violating one (the quantity the primal-dual
-    policies bound; :func:`scaled_positive_violation` counts every violation)."""
-    g, s = _values_and_scale(g, scale)
-    return float(np.linalg.norm(np.maximum(g.sum(axis=0) / s, 0.0)))
+    policies bound; :func:`scaled_positive_violation` counts every violation):
+    :func:`ckb.violation.soft_violation` with a scale."""
+    return soft_violation(g, scale)
 
 
 def violating_evaluations(g: np.ndarray) -> int:
-    """Number of evaluations with some constraint > 0."""
-    g = np.asarray(g, dtype=float)
-    return int(np.sum(np.any(g.reshape(g.shape[0], -1) > 0.0, axis=1)))
+    """Number of evaluations with some constraint > 0 (:func:`ckb.violation.violating_count`)."""
+    return violating_count(g)
 
 
 def run_metrics(record: dict[str, Any], bench: ConstrainedBenchmark | None = None) -> dict[str, Any]:
@@ -382,6 +369,94 @@ def plan(
     ]
 
 
+class _RecordStore:
+    """The benchmark's runs in :mod:`ckb.runner.sweep`'s terms: ``OUT/runs/PROBLEM/METHOD/seed-NNN.json``,
+    identified by ``cfg.identity()``, written by the driver from the worker's status (so runs on remote
+    Ray nodes land in the driver's ``out``); a failed run is not written, so a re-run retries it."""
+
+    noun = "run"
+
+    def path(self, out: Path, cfg: RunConfig) -> Path:
+        return cfg.path(out)
+
+    def identity(self, cfg: RunConfig) -> dict[str, Any]:
+        return cfg.identity()
+
+    def stored(self, path: Path) -> dict[str, Any]:
+        try:
+            return load_record(path)["config"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise CKBError(f"cannot read the finished run {path} ({exc}); delete it to re-run it.") from None
+
+    def task(self, cfg: RunConfig, path: Path) -> tuple[dict[str, Any], str]:
+        return _cfg_dict(cfg), str(path)
+
+    def finish(self, path: Path, status: dict[str, Any]) -> None:
+        if status["ok"]:
+            _write_record(path, status.pop("record"))
+
+
+RECORDS = _RecordStore()
+
+
+@dataclass
+class SweepOutcome:
+    """What a benchmark sweep leaves: the records on disk (of the configurations asked for), the failed
+    runs, how many runs were executed and reused, and the sweep's wall time."""
+
+    records: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    executed: int
+    reused: int
+    seconds: float
+
+
+def sweep_runs(
+    configs: list[RunConfig],
+    out: str | Path,
+    *,
+    on_done: Callable[[RunConfig, bool, dict[str, Any]], None] | None = None,
+    **options: Any,
+) -> SweepOutcome:
+    """Run every configuration not yet on disk under ``out`` (:func:`ckb.runner.sweep.plan_sweep` and
+    :func:`~ckb.runner.sweep.execute` with the benchmark's records): finished runs of the same
+    configuration are reused, a run of another configuration stops everything before it starts.
+    ``options``: ``workers``, ``executor``, ``executor_options``; ``on_done(cfg, skipped, status)`` as
+    :func:`run_benchmark`'s."""
+    from ckb.runner.sweep import execute, plan_sweep
+
+    out = Path(out)
+    todo, reused = plan_sweep(configs, out, RECORDS)
+    for cfg in reused:
+        if on_done:
+            on_done(cfg, True, {"ok": True})
+    errors = []
+    started = time.perf_counter()
+    for cfg, _, status in execute(todo, _worker, RECORDS, **options):
+        if not status["ok"]:
+            errors.append({**cfg.identity(), "error": status["error"]})
+        if on_done:
+            on_done(cfg, False, status)
+    records = [load_record(c.path(out)) for c in configs if c.path(out).exists()]
+    return SweepOutcome(records, errors, len(todo) - len(errors), len(reused), time.perf_counter() - started)
+
+
+def outcome_summary(outcome: SweepOutcome) -> dict[str, Any]:
+    """:func:`summarize` of the records, with ``errors``, ``run_seconds``, ``runs_executed``, ``runs_reused``."""
+    summary = summarize(outcome.records)
+    summary["errors"] = outcome.errors
+    summary["run_seconds"] = outcome.seconds
+    summary["runs_executed"] = outcome.executed
+    summary["runs_reused"] = outcome.reused
+    return summary
+
+
+def write_outputs(out: str | Path, summary: dict[str, Any]) -> None:
+    """``out/summary.json`` and ``out/table.md``."""
+    write_json(Path(out) / "summary.json", summary)
+    (Path(out) / "table.md").write_text(markdown_table(summary))
+
+
 def run_benchmark(
     configs: list[RunConfig],
     out: str | Path,
@@ -401,50 +476,12 @@ def run_benchmark(
     ``status["ok"]`` False with ``status["error"]`` for a run that raised; it is not written, so a re-run
     retries it). Returns the summary (also in ``out/summary.json``), with ``errors`` listing failed runs.
     """
-    from ckb.runner.executors import get_executor
-
-    out = Path(out)
-    todo = []
-    for cfg in configs:
-        path = cfg.path(out)
-        if path.exists():
-            try:
-                stored = load_record(path)["config"]
-            except (OSError, ValueError, KeyError) as exc:
-                raise CKBError(
-                    f"cannot read the finished run {path} ({exc}); delete it to re-run it."
-                ) from None
-            if stored != cfg.identity():
-                raise CKBError(
-                    f"{path} holds a run with another configuration ({stored}, not {cfg.identity()}); "
-                    "use another --out directory or delete the file."
-                )
-            if on_done:
-                on_done(cfg, True, {"ok": True})
-        else:
-            todo.append(cfg)
-    errors = []
-    started = time.perf_counter()
-    tasks = [(_cfg_dict(c), str(out)) for c in todo]
-    pool = get_executor(executor, workers, **dict(executor_options or {}))
-    for (cfg_dict, _), status in pool.map_unordered(_worker, tasks):
-        cfg = RunConfig(**cfg_dict)
-        if status["ok"]:
-            _write_record(cfg.path(out), status.pop("record"))
-        else:
-            errors.append({**cfg.identity(), "error": status["error"]})
-        if on_done:
-            on_done(cfg, False, status)
-    records = [load_record(c.path(out)) for c in configs if c.path(out).exists()]
-    summary = summarize(records)
-    summary["errors"] = errors
-    summary["run_seconds"] = time.perf_counter() - started
-    summary["runs_executed"] = len(todo) - len(errors)
-    summary["runs_reused"] = len(configs) - len(todo)
-    write_json(out / "summary.json", summary)
-    (out / "table.md").write_text(markdown_table(summary))
+    opts = {"workers": workers, "executor": executor, "executor_options": executor_options}
+    outcome = sweep_runs(configs, out, on_done=on_done, **opts)
+    summary = outcome_summary(outcome)
+    write_outputs(out, summary)
     if plots:
-        summary["plots"] = [str(p) for p in plot_curves(records, out / "plots")]
+        summary["plots"] = [str(p) for p in plot_curves(outcome.records, Path(out) / "plots")]
     return summary
 
 

@@ -20,64 +20,43 @@ printed, edited and overridden like any other experiment (``ckb list``, ``ckb sp
 
 ``--horizon`` sets the budget and ``--trials`` the number of seeds. Finished runs are reused from disk
 (a run stored with other parameters stops the experiment, naming its file).
+
+The ``benchmark`` experiment kind is registered here, on import (:class:`BenchmarkKind`: the
+framework's pipeline with the benchmark's runs, summary, table and plots as its hooks).
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError
-from ckb.experiments.spec import check_fields, common_fields, overridden
-
-_TOP = {
-    "kind": str,
-    "name": str,
-    "title": str,
-    "description": str,
-    "paper": str,
-    "horizon": int,
-    "trials": int,
-    "seed": int,
-    "problems": list,
-    "n_init": int,
-    "algorithms": dict,
-    "reference": dict,
-    "choices": dict,
-}
-_REQUIRED = ("kind", "name", "horizon", "trials", "algorithms")
+from ckb.framework import Kind, register_kind, run_pipeline
+from ckb.framework.report import ConsoleReport, TextTable
+from ckb.framework.spec import SpecBase, algorithm_tables
 
 
-@dataclass
-class BenchmarkSpec:
-    """A constrained-benchmark experiment (see the module docstring)."""
+@dataclass(kw_only=True)
+class BenchmarkSpec(SpecBase):
+    """A constrained-benchmark experiment (see the module docstring); ``algorithms``: method -> its
+    parameters."""
 
-    name: str
-    horizon: int  # the budget: evaluations per run
-    trials: int  # seeds
     problems: list[str]
-    algorithms: dict[str, dict[str, Any]]  # method -> its parameters
-    seed: int = 0
+    algorithms: dict[str, dict[str, Any]]
     n_init: int | None = None
-    title: str = ""
-    description: str = ""
-    paper: str = ""
-    reference: dict[str, Any] = field(default_factory=dict)
-    choices: dict[str, Any] = field(default_factory=dict)
-    source: str = ""
-    kind: str = "benchmark"
+
+    kind: ClassVar[str] = "benchmark"
+    FIELDS: ClassVar[dict[str, type]] = {"problems": list, "n_init": int}
+    SET_EXAMPLE: ClassVar[str] = "algorithms.config.beta=2.0"
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], source: str = "") -> BenchmarkSpec:
+    def _parse(cls, raw: dict[str, Any], where: str, report: dict[str, Any]) -> dict[str, Any]:
         from ckb.benchmarking.constrained import CONSTRAINED_BENCHMARKS
 
-        where = f" in {source}" if source else ""
-        check_fields(raw, _TOP, _REQUIRED, where, kind="benchmark")
         if "n_init" in raw and raw["n_init"] < 1:
             raise SpecError(f"field 'n_init'{where} must be >= 1, got {raw['n_init']!r}.")
         problems = list(raw.get("problems", CONSTRAINED_BENCHMARKS))
@@ -89,15 +68,8 @@ class BenchmarkSpec:
                     f"field 'problems'{where}: unknown benchmark problem {p!r}."
                     f"{did_you_mean(str(p), CONSTRAINED_BENCHMARKS)}"
                 )
-        if not raw["algorithms"]:
-            raise SpecError(f"field 'algorithms'{where} must list at least one method.")
         algs: dict[str, dict[str, Any]] = {}
-        for label, body in raw["algorithms"].items():
-            if not isinstance(body, dict):
-                raise SpecError(
-                    f"field 'algorithms.{label}'{where} must be a table (the method's parameters)."
-                )
-            body = dict(body)
+        for label, body in algorithm_tables(raw, where, "method", " (the method's parameters)").items():
             method = body.pop("method", label)
             if method != label:
                 raise SpecError(
@@ -105,28 +77,14 @@ class BenchmarkSpec:
                     f"stored by method), got method {method!r} under label {label!r}."
                 )
             algs[label] = body
-        return cls(**common_fields(raw, source), problems=problems, n_init=raw.get("n_init"), algorithms=algs)
+        return {"problems": problems, "n_init": raw.get("n_init"), "algorithms": algs}
 
-    def to_dict(self) -> dict[str, Any]:
+    def _body(self) -> dict[str, Any]:
         return {
-            "kind": "benchmark",
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "paper": self.paper,
-            "horizon": self.horizon,
-            "trials": self.trials,
-            "seed": self.seed,
             "problems": list(self.problems),
             **({} if self.n_init is None else {"n_init": self.n_init}),
-            "algorithms": copy.deepcopy(self.algorithms),
-            "reference": copy.deepcopy(self.reference),
-            "choices": copy.deepcopy(self.choices),
+            "algorithms": self.algorithms,
         }
-
-    def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()) -> BenchmarkSpec:
-        """A copy with CLI overrides (``--horizon``: the budget; ``--trials``: the number of seeds)."""
-        return overridden(self, trials, horizon, seed, sets, example="algorithms.config.beta=2.0")
 
     @property
     def seeds(self) -> list[int]:
@@ -150,7 +108,7 @@ class BenchmarkSpec:
         before any run."""
         from ckb.benchmarking.constrained import open_run
 
-        where = f" in {self.source}" if self.source else ""
+        where = self.where
         try:
             configs = self.configs()
         except CKBError as exc:
@@ -170,43 +128,83 @@ class BenchmarkSpec:
         return self
 
 
-def run_benchmark_experiment(
-    spec: BenchmarkSpec,
-    out: str | Path,
-    *,
-    workers: int | None = None,
-    executor: str = "process",
-    executor_options: Mapping[str, Any] | None = None,
-    on_done: Callable | None = None,
-    plots: bool = True,
-) -> dict[str, Any]:
-    """Run ``spec`` (:func:`ckb.benchmarking.constrained.run_benchmark`) and return its summary, with
-    ``table`` (the markdown table). ``on_done(cfg, skipped)`` gets ``cfg.algorithm`` (``method/problem``)
-    and ``cfg.trial`` (the seed). Runs that raised are listed in ``summary["errors"]`` and raise a
-    :class:`~ckb.errors.CKBError` after the summary is written (every finished run stays on disk)."""
-    from ckb.benchmarking.constrained import run_benchmark
+class BenchmarkKind(Kind):
+    """``kind = "benchmark"``: runs of :mod:`ckb.benchmarking.constrained` (records, not traces), its
+    summary, ``table.md`` and plots; failed runs are listed and raise after everything is written."""
 
-    spec.validate()
+    name = "benchmark"
+    spec = BenchmarkSpec
+    unit = "run"
 
-    def done(cfg, skipped, status):
-        if on_done is not None:
-            on_done(SimpleNamespace(algorithm=f"{cfg.method}/{cfg.problem}", trial=cfg.seed), skipped)
+    def sweep(self, spec, out, *, on_done=None, executor_options=None, **options):
+        """:func:`~ckb.benchmarking.constrained.sweep_runs`; ``on_done(task, skipped)`` gets
+        ``task.algorithm`` = ``method/problem`` and ``task.trial`` = the seed."""
+        from ckb.benchmarking.constrained import sweep_runs
 
-    out = Path(out)
-    summary = run_benchmark(
-        spec.configs(),
-        out,
-        workers=workers,
-        executor=executor,
-        executor_options=dict(executor_options or {}),
-        on_done=done,
-        plots=plots,
+        def done(cfg, skipped, status):
+            if on_done is not None:
+                on_done(SimpleNamespace(algorithm=f"{cfg.method}/{cfg.problem}", trial=cfg.seed), skipped)
+
+        opts = dict(executor_options or {})
+        return sweep_runs(spec.configs(), out, on_done=done, executor_options=opts, **options)
+
+    def summarize(self, spec, outcome):
+        from ckb.benchmarking.constrained import outcome_summary
+
+        return outcome_summary(outcome), outcome.records
+
+    def write(self, out, spec, summary):
+        from ckb.benchmarking.constrained import write_outputs
+
+        write_outputs(out, summary)
+
+    def plot(self, out, spec, summary, records):
+        from ckb.benchmarking.constrained import plot_curves
+
+        return plot_curves(records, Path(out) / "plots")
+
+    def finish(self, out, spec, summary):
+        """Add ``table`` (the markdown table); raise a :class:`~ckb.errors.CKBError` listing failed runs
+        (their errors are in ``summary.json``; every finished run stays on disk)."""
+        summary["table"] = (Path(out) / "table.md").read_text()
+        errors = summary["errors"]
+        if errors:
+            failed = ", ".join(f"{e['method']} on {e['problem']} seed {e['seed']}" for e in errors[:5])
+            raise CKBError(
+                f"{len(errors)} run(s) failed ({failed}{', ...' if len(errors) > 5 else ''}); "
+                f"their errors are in {Path(out) / 'summary.json'}; finished runs are kept, re-run to retry."
+            )
+
+    def render(self, spec, summary) -> ConsoleReport:
+        return ConsoleReport(markdown=summary["table"])
+
+    def plan_note(self, spec, n_tasks: int) -> str:
+        return f" ({n_tasks} runs over {len(spec.problems)} problems)"
+
+    def footer(self, done: int, reused: int, seconds: float, out: Path) -> str:
+        return f"{done} run(s), {reused} reused from disk, {seconds:.1f} s. Summary: {out / 'summary.json'}"
+
+    def listing(self) -> list[TextTable]:
+        from ckb.benchmarking.constrained import BASELINE_METHODS, CONSTRAINED_BENCHMARKS, ckb_policies
+
+        problems = [[n, b.source] for n, b in sorted(CONSTRAINED_BENCHMARKS.items())]
+        methods = [[m, "ckb.Optimizer policy"] for m in ckb_policies()]
+        methods += [[m, "baseline (ckb.benchmarking.baselines)"] for m in BASELINE_METHODS]
+        return [
+            TextTable('benchmark problems (specs with kind = "benchmark")', ["name", "source"], problems),
+            TextTable('benchmark methods (specs with kind = "benchmark")', ["name", "what"], methods),
+        ]
+
+
+register_kind(BenchmarkKind())
+
+
+def run_benchmark_experiment(spec: BenchmarkSpec, out: str | Path, **options: Any) -> dict[str, Any]:
+    """Deprecated: ``ckb.experiments.run_experiment`` (:func:`ckb.framework.run_pipeline`) runs every kind;
+    for a benchmark spec it returns the summary with ``table`` and raises after writing it if runs failed."""
+    warnings.warn(
+        "run_benchmark_experiment is deprecated; use ckb.experiments.run_experiment (every kind).",
+        DeprecationWarning,
+        stacklevel=2,
     )
-    summary["table"] = (out / "table.md").read_text()
-    if summary["errors"]:
-        failed = ", ".join(f"{e['method']} on {e['problem']} seed {e['seed']}" for e in summary["errors"][:5])
-        raise CKBError(
-            f"{len(summary['errors'])} run(s) failed ({failed}{', ...' if len(summary['errors']) > 5 else ''}); "
-            f"their errors are in {out / 'summary.json'}; finished runs are kept, re-run to retry."
-        )
-    return summary
+    return run_pipeline(spec, out, **options)

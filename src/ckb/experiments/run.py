@@ -1,4 +1,10 @@
-"""Run an experiment spec end to end: sweep (parallel, resumable), summary.json, plots."""
+"""Run an experiment spec of any kind end to end (:func:`run_experiment`: the framework's one pipeline),
+the single-agent kind's hooks (registered here), and ``--beta-scale`` sweeps.
+
+The single-agent kind (:class:`SingleAgentKind`, the default of a spec without ``kind``): trials of
+:class:`ckb.runner.Trial` swept as traces (:func:`ckb.runner.sweep.run_sweep`), summarized by
+:func:`ckb.experiments.report.summarize`, plotted by :func:`ckb.experiments.report.plot_curves`.
+"""
 
 from __future__ import annotations
 
@@ -6,71 +12,65 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ckb.experiments.report import plot_curves, summarize, write_summary
-from ckb.experiments.spec import ExperimentSpec
+from ckb.experiments.report import plot_curves, summarize
+from ckb.experiments.spec import ExperimentSpec, deprecated
+from ckb.framework import DEFAULT_KIND, KINDS, Kind, register_kind, run_pipeline
+from ckb.framework.report import TextTable, doc_line
 from ckb.runner.sweep import load_traces, run_sweep
 
-#: spec kind -> "module:function" running it, with :func:`run_experiment`'s signature (the kinds of
-#: :data:`ckb.experiments.spec.SPEC_KINDS`)
-RUNNERS = {
-    "multiagent": "ckb.multiagent.run:run_multiagent_experiment",
-    "benchmark": "ckb.benchmarking.experiment:run_benchmark_experiment",
-}
+
+class SingleAgentKind(Kind):
+    """The default kind: one policy per label on a problem, trials of :class:`ckb.runner.Trial`."""
+
+    name = DEFAULT_KIND
+    spec = ExperimentSpec
+
+    def sweep(self, spec, out, **options):
+        return load_traces(run_sweep(spec.configs(), out, **options))
+
+    def summarize(self, spec, traces):
+        return summarize(spec, traces)
+
+    def plot(self, out, spec, summary, curves):
+        return plot_curves(out, spec.name, curves, report=spec.report)
+
+    def listing(self) -> list[TextTable]:
+        from ckb.policies import POLICIES
+        from ckb.problems import PROBLEMS
+
+        policies = [
+            [n, ", ".join(POLICIES.aliases_of(n)), doc_line(POLICIES.get(n))] for n in POLICIES.names()
+        ]
+        problems = [[n, doc_line(PROBLEMS.get(n))] for n in PROBLEMS.names()]
+        return [
+            TextTable("algorithms (policies)", ["name", "aliases", "summary"], policies),
+            TextTable("problems", ["name", "summary"], problems),
+        ]
 
 
-def run_experiment(
-    spec: ExperimentSpec,
-    out: str | Path,
-    *,
-    workers: int | None = None,
-    executor: str = "process",
-    executor_options: Mapping[str, Any] | None = None,
-    on_done: Callable | None = None,
-    plots: bool = True,
-) -> dict[str, Any]:
-    """Validate ``spec``, run every (algorithm, trial) not yet on disk under ``out``, and write the report.
+register_kind(SingleAgentKind())
 
-    ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``).
-    Returns the summary dict (also written to ``out/summary.json``).
-    """
-    kind = getattr(spec, "kind", None)
-    if kind is not None:  # another spec kind (ckb.experiments.spec.SPEC_KINDS) runs its own pipeline
-        import importlib
 
-        module, fn = RUNNERS[kind].split(":")
-        return getattr(importlib.import_module(module), fn)(
-            spec,
-            out,
-            workers=workers,
-            executor=executor,
-            executor_options=executor_options,
-            on_done=on_done,
-            plots=plots,
+#: run a spec of any kind: validate, sweep, summarize, write, plot (the framework's one pipeline)
+run_experiment = run_pipeline
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RUNNERS":  # the import-string registry this module had before ckb.framework.KINDS
+        message = (
+            "ckb.experiments.run.RUNNERS is deprecated; every kind runs through ckb.experiments.run_experiment "
+            "(ckb.framework.run_pipeline with the kind's hooks)."
         )
-    spec.validate()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = run_sweep(
-        spec.configs(),
-        out,
-        workers=workers,
-        executor=executor,
-        executor_options=executor_options,
-        on_done=on_done,
-    )
-    traces = load_traces(paths)
-    summary, all_curves = summarize(spec, traces)
-    write_summary(out / "summary.json", summary)
-    if plots:
-        summary["plots"] = [str(p) for p in plot_curves(out, spec.name, all_curves, report=spec.report)]
-    return summary
+        target = f"{run_pipeline.__module__}:{run_pipeline.__name__}"
+        return deprecated(message, {k: target for k in KINDS.names() if k != DEFAULT_KIND})
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
     """A copy of ``spec`` whose every algorithm that takes ``beta_scale`` uses ``scale``."""
     from ckb.policies import POLICIES, init_parameters
 
-    if getattr(spec, "kind", None) is not None:
+    if not isinstance(spec, ExperimentSpec):
         from ckb.errors import SpecError
 
         raise SpecError(

@@ -17,12 +17,15 @@ With :math:`F_t = \sum_i f_i(x_i^t)`, :math:`G_t = \sum_i g_i(x_i^t) \in \mathbb
   :math:`F - f^*` and ``best_iterate_violation`` :math:`\|[G]^+\|` at it;
 - ``objective_over_t`` :math:`\frac1t\sum_{s\le t} F_s` (``-`` the average utility of a utility problem).
 
-The Euclidean norm is over the ``m`` (or ``l``) components; for ``m = 0`` the violations are 0.
+The Euclidean norm is over the ``m`` (or ``l``) components; for ``m = 0`` the violations are 0. The
+violations of :math:`G` are :mod:`ckb.violation`'s (the vocabulary every report shares).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ckb.violation import POSITIVE_VIOLATION, VIOLATING, VIOLATION, instant_violation, violation_curves
 
 #: final-round metrics in summary.json (the single-agent names first, then the multi-agent ones)
 METRICS = (
@@ -45,18 +48,13 @@ def curves(F: np.ndarray, G: np.ndarray, D: np.ndarray, f_star: float) -> dict[s
     D = np.asarray(D, dtype=float).reshape(T, -1)
     t = np.arange(1, T + 1)
     out: dict[str, np.ndarray] = {"regret": np.cumsum(F - f_star)}
-    if G.shape[1]:
-        csum = np.cumsum(G, axis=0)
-        pos = np.maximum(G, 0.0)
-        out["violation"] = np.linalg.norm(np.maximum(csum, 0.0), axis=1)
-        out["positive_violation"] = np.linalg.norm(np.cumsum(pos, axis=0), axis=1)
-        out["violating_rounds"] = np.cumsum(np.any(G > 0.0, axis=1)).astype(float)
-        out["constraint_sum"] = np.max(csum, axis=1)
-        inst_viol = np.linalg.norm(pos, axis=1)
-    else:
-        zero = np.zeros(T)
-        out.update(violation=zero, positive_violation=zero.copy(), violating_rounds=zero.copy())
-        inst_viol = zero
+    v = violation_curves(G)
+    out["violation"] = v[VIOLATION]
+    out["positive_violation"] = v[POSITIVE_VIOLATION]
+    out["violating_rounds"] = v[VIOLATING]
+    if "constraint_sum" in v:
+        out["constraint_sum"] = v["constraint_sum"]
+    inst_viol = instant_violation(G)
     if D.shape[1]:
         out["affine_shift"] = np.linalg.norm(np.cumsum(D, axis=0), axis=1)
         inst_shift = np.linalg.norm(D, axis=1)

@@ -1,12 +1,13 @@
 """Multi-agent experiments end to end: parallel resumable sweep, summary.json, plots.
 
-``ckb experiment NAME`` dispatches here when the spec has ``kind = "multiagent"``. Trials run over the
+The ``multiagent`` experiment kind (registered here, on import): ``ckb experiment NAME`` runs a spec
+with ``kind = "multiagent"`` through :func:`ckb.framework.run_pipeline` with these hooks. Trials run over the
 code base's executors (:func:`ckb.runner.executors.get_executor`; each trial in one worker, its agents
 on the trial's backend), each trace is written to ``OUT/traces/LABEL/trial-NNNN.npz`` when its trial
 finishes, finished trials with the same configuration hash are reused, and a trace of a different
 configuration is never overwritten (:class:`~ckb.runner.sweep.SweepConflictError`).
 
-``summary.json`` has the single-agent layout (:mod:`ckb.experiments.report`): ``{"experiment",
+``summary.json`` has the trial-based layout (:func:`ckb.framework.report.assemble_summary`): ``{"experiment",
 "horizon", "trials", "algorithms": {LABEL: {METRIC: {"mean", "stderr", "median", "values"}}},
 "checkpoints", "settings", "problem_instance_0", "reference", "choices"}`` with METRIC in ``regret``,
 ``violation``, ``positive_violation`` (strong violation), ``violating_rounds``, ``seconds_per_round``
@@ -20,24 +21,28 @@ affine shift relative to that label's: the paper's "8.4% higher utility, 78.1% l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ckb.experiments.report import (
-    _stats,
+from ckb.framework import Kind, register_kind, run_pipeline
+from ckb.framework.report import (
+    TextTable,
     assemble_summary,
     burn_in,
     checkpoint_means,
     checkpoint_rounds,
-    loglog_slope,
+    doc_line,
+    loglog_slopes,
+    plot_mean_curves,
+    stats,
 )
-from ckb.io import write_json
 from ckb.multiagent.metrics import METRICS
+from ckb.multiagent.spec import MultiAgentSpec
 from ckb.multiagent.trial import MultiAgentTrace, MultiAgentTrial, MultiAgentTrialConfig
-from ckb.runner.sweep import run_sweep
+from ckb.runner.sweep import load_traces, run_sweep
 
 _PLOTS = {
     "regret": "cumulative regret R(t)",
@@ -49,6 +54,16 @@ _PLOTS = {
     "best_iterate_gap": "best iterate: min_s (f - f*) + ||[g]^+|| + ||Ax - b||",
     "utility_over_t": "average utility (1/t) sum U",
 }
+#: trial-mean curves tabulated at the checkpoint rounds
+_CHECKPOINTED = (
+    "regret_over_t",
+    "violation_over_t",
+    "positive_violation_over_t",
+    "affine_shift",
+    "affine_shift_over_sqrt_t",
+    "violation",
+    "best_iterate_gap",
+)
 
 
 def run_one(task: tuple[dict, str]) -> dict[str, float]:
@@ -60,33 +75,15 @@ def run_one(task: tuple[dict, str]) -> dict[str, float]:
     return {k: float(v[-1]) for k, v in trace.curves().items()}
 
 
-def run_multiagent_sweep(
-    configs,
-    out: str | Path,
-    *,
-    workers: int | None = None,
-    executor: str = "process",
-    executor_options: Mapping[str, Any] | None = None,
-    on_done: Callable | None = None,
-) -> dict[tuple[str, int], Path]:
+def run_multiagent_sweep(configs, out: str | Path, **options: Any) -> dict[tuple[str, int], Path]:
     """Run every config not already on disk: :func:`ckb.runner.sweep.run_sweep` with the multi-agent
-    trial as the worker; ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``)."""
-    return run_sweep(
-        configs,
-        out,
-        workers=workers,
-        executor=executor,
-        executor_options=executor_options,
-        on_done=on_done,
-        worker=run_one,
-    )
+    trial as the worker; ``options``: ``workers``, ``executor``, ``executor_options`` (``ray``:
+    ``address``, ``runtime_env``), ``on_done``."""
+    return run_sweep(configs, out, worker=run_one, **options)
 
 
 def load_multiagent_traces(paths: dict[tuple[str, int], Path]) -> dict[str, list[MultiAgentTrace]]:
-    out: dict[str, list[MultiAgentTrace]] = {}
-    for (alg, _), path in sorted(paths.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        out.setdefault(alg, []).append(MultiAgentTrace.load(path))
-    return out
+    return load_traces(paths, MultiAgentTrace)
 
 
 def trial_curves(traces: list[MultiAgentTrace]) -> dict[str, np.ndarray]:
@@ -94,6 +91,61 @@ def trial_curves(traces: list[MultiAgentTrace]) -> dict[str, np.ndarray]:
     out = {k: np.stack([c[k] for c in per]) for k in per[0]}
     out["utility_over_t"] = -out["objective_over_t"]
     return out
+
+
+def _final_entry(cv: dict[str, np.ndarray], traces: list[MultiAgentTrace]) -> dict[str, Any]:
+    """A label's final-round metrics over its trials (``algorithms[LABEL]`` of the summary)."""
+    T = cv["regret"].shape[1]
+    entry: dict[str, Any] = {k: stats(cv[k][:, -1]) for k in METRICS if k in cv}
+    entry["seconds_per_round"] = stats(np.array([float(np.mean(tr.seconds)) for tr in traces]))
+    entry["affine_shift_over_sqrt_T"] = stats(cv["affine_shift"][:, -1] / np.sqrt(T))
+    entry["regret_over_T"] = stats(cv["regret"][:, -1] / T)
+    entry["average_objective"] = stats(cv["objective_over_t"][:, -1])
+    if traces[0].meta["problem"].get("utility"):
+        entry["average_utility"] = stats(cv["utility_over_t"][:, -1])
+    if "constraint_sum" in cv:
+        entry["constraint_sum"] = stats(cv["constraint_sum"][:, -1])
+    entry["regret_nonpositive_fraction"] = float(np.mean(cv["regret"][:, -1] <= 0))
+    entry["horizon"] = T
+    entry["n_agents"] = int(traces[0].f.shape[1])
+    entry["method"] = traces[0].meta.get("method", {})
+    return entry
+
+
+def _checkpoints(spec, cv: dict[str, np.ndarray], entry: dict[str, Any]) -> dict[str, Any]:
+    """A label's trial means at the checkpoint rounds, log-log slopes, burn-in and violation peak."""
+    ts = checkpoint_rounds(spec, cv["regret"].shape[1])
+    cp = {
+        "t": ts,
+        **checkpoint_means(cv, ts, _CHECKPOINTED),
+        "loglog_slope_second_half": loglog_slopes(
+            cv, ("regret", "positive_violation", "violating_rounds", "affine_shift")
+        ),
+    }
+    if "average_utility" in entry:
+        cp.update(checkpoint_means(cv, ts, ("utility_over_t",)))
+    if "constraint_sum" in cv:
+        cp["burn_in"] = burn_in(cv["constraint_sum"].mean(axis=0))
+        # violation V(t) of the trial mean: its peak and final value (DMABO's "compensation")
+        mv = cv["violation"].mean(axis=0)
+        cp["mean_violation_peak"] = {
+            "t": int(np.argmax(mv)) + 1,
+            "value": float(mv.max()),
+            "final": float(mv[-1]),
+        }
+    return cp
+
+
+def _relative(algs: dict[str, Any], rel: str) -> None:
+    """Each label's mean average utility and affine shift relative to label ``rel``'s (in place)."""
+    base = algs[rel]
+    for entry in algs.values():
+        r = {}
+        if "average_utility" in entry and base["average_utility"]["mean"]:
+            r["average_utility"] = entry["average_utility"]["mean"] / base["average_utility"]["mean"] - 1.0
+        if base["affine_shift"]["mean"]:
+            r["affine_shift"] = entry["affine_shift"]["mean"] / base["affine_shift"]["mean"] - 1.0
+        entry["relative"] = {"to": rel, **r}
 
 
 def summarize(spec, traces_by_alg: dict[str, list[MultiAgentTrace]]) -> tuple[dict[str, Any], dict]:
@@ -104,68 +156,12 @@ def summarize(spec, traces_by_alg: dict[str, list[MultiAgentTrace]]) -> tuple[di
         traces = traces_by_alg.get(alg)
         if not traces:
             continue
-        cv = trial_curves(traces)
-        all_curves[alg] = cv
-        T = cv["regret"].shape[1]
-        entry: dict[str, Any] = {k: _stats(cv[k][:, -1]) for k in METRICS if k in cv}
-        entry["seconds_per_round"] = _stats(np.array([float(np.mean(tr.seconds)) for tr in traces]))
-        entry["affine_shift_over_sqrt_T"] = _stats(cv["affine_shift"][:, -1] / np.sqrt(T))
-        entry["regret_over_T"] = _stats(cv["regret"][:, -1] / T)
-        entry["average_objective"] = _stats(cv["objective_over_t"][:, -1])
-        if traces[0].meta["problem"].get("utility"):
-            entry["average_utility"] = _stats(cv["utility_over_t"][:, -1])
-        if "constraint_sum" in cv:
-            entry["constraint_sum"] = _stats(cv["constraint_sum"][:, -1])
-        entry["regret_nonpositive_fraction"] = float(np.mean(cv["regret"][:, -1] <= 0))
-        entry["horizon"] = T
-        entry["n_agents"] = int(traces[0].f.shape[1])
-        entry["method"] = traces[0].meta.get("method", {})
-        algs[alg] = entry
-        ts = checkpoint_rounds(spec, T)
-        cp = {
-            "t": ts,
-            **checkpoint_means(
-                cv,
-                ts,
-                (
-                    "regret_over_t",
-                    "violation_over_t",
-                    "positive_violation_over_t",
-                    "affine_shift",
-                    "affine_shift_over_sqrt_t",
-                    "violation",
-                    "best_iterate_gap",
-                ),
-            ),
-            "loglog_slope_second_half": {
-                k: loglog_slope(cv[k].mean(axis=0))
-                for k in ("regret", "positive_violation", "violating_rounds", "affine_shift")
-            },
-        }
-        if "average_utility" in entry:
-            cp.update(checkpoint_means(cv, ts, ("utility_over_t",)))
-        if "constraint_sum" in cv:
-            cp["burn_in"] = burn_in(cv["constraint_sum"].mean(axis=0))
-            # violation V(t) of the trial mean: its peak and final value (DMABO's "compensation")
-            mv = cv["violation"].mean(axis=0)
-            cp["mean_violation_peak"] = {
-                "t": int(np.argmax(mv)) + 1,
-                "value": float(mv.max()),
-                "final": float(mv[-1]),
-            }
-        checkpoints[alg] = cp
+        cv = all_curves[alg] = trial_curves(traces)
+        algs[alg] = _final_entry(cv, traces)
+        checkpoints[alg] = _checkpoints(spec, cv, algs[alg])
     rel = spec.report.get("relative_to")
     if rel in algs:
-        base = algs[rel]
-        for entry in algs.values():
-            r = {}
-            if "average_utility" in entry and base["average_utility"]["mean"]:
-                r["average_utility"] = (
-                    entry["average_utility"]["mean"] / base["average_utility"]["mean"] - 1.0
-                )
-            if base["affine_shift"]["mean"]:
-                r["affine_shift"] = entry["affine_shift"]["mean"] / base["affine_shift"]["mean"] - 1.0
-            entry["relative"] = {"to": rel, **r}
+        _relative(algs, rel)
     summary = assemble_summary(spec, traces_by_alg, algs, checkpoints, kind="multiagent")
     return summary, all_curves
 
@@ -173,65 +169,49 @@ def summarize(spec, traces_by_alg: dict[str, list[MultiAgentTrace]]) -> tuple[di
 def plot_curves(
     out: Path, name: str, all_curves: dict[str, dict[str, np.ndarray]], max_points: int = 1000
 ) -> list[Path]:
-    """One PNG per metric: the mean over trials with a ±1 standard-error band, per label."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    paths = []
-    for metric, label in _PLOTS.items():
-        if not any(metric in cv and np.any(cv[metric] != 0) for cv in all_curves.values()):
-            continue
-        fig, ax = plt.subplots(figsize=(6, 4))
-        n = 0
-        for alg, cv in all_curves.items():
-            Y = cv[metric]
-            n = Y.shape[0]
-            T = Y.shape[1]
-            idx = np.unique(np.linspace(0, T - 1, min(T, max_points)).astype(int))
-            mean = Y[:, idx].mean(axis=0)
-            se = Y[:, idx].std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
-            ax.plot(idx + 1, mean, label=alg)
-            ax.fill_between(idx + 1, mean - se, mean + se, alpha=0.25)
-        ax.set_xlabel("round t")
-        ax.set_ylabel(label)
-        ax.set_title(f"{name}: mean ± s.e. over {n} trials", fontsize=10)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = Path(out) / f"{metric}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
-    return paths
-
-
-def run_multiagent_experiment(
-    spec,
-    out: str | Path,
-    *,
-    workers: int | None = None,
-    executor: str = "process",
-    executor_options: Mapping[str, Any] | None = None,
-    on_done: Callable | None = None,
-    plots: bool = True,
-) -> dict[str, Any]:
-    """Validate ``spec``, run every (label, trial) not yet on disk under ``out``, write the report."""
-    spec.validate()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = run_multiagent_sweep(
-        spec.configs(),
-        out,
-        workers=workers,
-        executor=executor,
-        executor_options=executor_options,
-        on_done=on_done,
+    """One PNG per metric that is not 0 everywhere: the mean over trials with a ±1 standard-error band,
+    per label."""
+    return plot_mean_curves(
+        out, name, all_curves, _PLOTS, max_points=max_points, skip_zero=True, legend_size=7
     )
-    traces = load_multiagent_traces(paths)
-    summary, all_curves = summarize(spec, traces)
-    write_json(out / "summary.json", summary)
-    if plots:
-        summary["plots"] = [str(p) for p in plot_curves(out, spec.name, all_curves)]
-    return summary
+
+
+class MultiAgentKind(Kind):
+    """``kind = "multiagent"``: trials of :class:`~ckb.multiagent.trial.MultiAgentTrial` swept as traces,
+    summarized in the single-agent layout plus the multi-agent metrics."""
+
+    name = "multiagent"
+    spec = MultiAgentSpec
+
+    def sweep(self, spec, out, **options):
+        return load_multiagent_traces(run_multiagent_sweep(spec.configs(), out, **options))
+
+    def summarize(self, spec, traces):
+        return summarize(spec, traces)
+
+    def plot(self, out, spec, summary, curves):
+        return plot_curves(out, spec.name, curves)
+
+    def listing(self):
+        from ckb.multiagent import METHODS, MULTIAGENT_PROBLEMS
+
+        rows = [
+            [n, noun, doc_line(reg.get(n))]
+            for reg, noun in ((METHODS, "method"), (MULTIAGENT_PROBLEMS, "problem"))
+            for n in reg.names()
+        ]
+        title = 'multi-agent methods and problems (specs with kind = "multiagent")'
+        return [TextTable(title, ["name", "kind", "summary"], rows)]
+
+
+register_kind(MultiAgentKind())
+
+
+def run_multiagent_experiment(spec, out: str | Path, **options: Any) -> dict[str, Any]:
+    """Deprecated: ``ckb.experiments.run_experiment`` (:func:`ckb.framework.run_pipeline`) runs every kind."""
+    warnings.warn(
+        "run_multiagent_experiment is deprecated; use ckb.experiments.run_experiment (every kind).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return run_pipeline(spec, out, **options)

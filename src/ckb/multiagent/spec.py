@@ -1,6 +1,6 @@
 """Multi-agent experiment specs: TOML files with ``kind = "multiagent"``.
 
-Same layout as the single-agent specs (:mod:`ckb.experiments.spec`) with these differences::
+The common fields of every kind (:mod:`ckb.framework.spec`) and these of its own::
 
     kind = "multiagent"               # required: dispatches `ckb experiment` here
     name = "dmabo-power"
@@ -15,7 +15,7 @@ Same layout as the single-agent specs (:mod:`ckb.experiments.spec`) with these d
     [algorithms.dmabo]                # label -> a registered method (ckb.multiagent.methods)
     method = "dmabo"
     beta = 3.0                        # ... the method's parameters, plus optionally:
-    horizon = 400                     #   this label's own T
+    horizon = 400                     #   this label's own T (--horizon leaves it)
     problem = { n_agents = 8 }        #   overrides of the problem's parameters for this label
     backend = "inprocess"             #   or "ray" (with backend_options = { address = "..." })
 
@@ -25,69 +25,37 @@ Same layout as the single-agent specs (:mod:`ckb.experiments.spec`) with these d
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, SpecError, UnknownNameError
-from ckb.experiments.spec import check_fields, check_report, common_fields, overridden
+from ckb.framework.spec import SpecBase, algorithm_tables, problem_table
 
-_TOP = {
-    "kind": str,
-    "name": str,
-    "title": str,
-    "description": str,
-    "paper": str,
-    "horizon": int,
-    "trials": int,
-    "seed": int,
-    "problem": dict,
-    "algorithms": dict,
-    "reference": dict,
-    "choices": dict,
-    "report": dict,
-}
-_REPORT = {"checkpoints": list, "relative_to": str}
-_REQUIRED = ("kind", "name", "horizon", "trials", "problem", "algorithms")
 #: per-label keys that are not method parameters
 _LABEL_KEYS = ("method", "horizon", "problem", "backend", "backend_options")
 
 
-@dataclass
-class MultiAgentSpec:
-    name: str
-    horizon: int
-    trials: int
+@dataclass(kw_only=True)
+class MultiAgentSpec(SpecBase):
+    """A multi-agent experiment (see the module docstring); ``algorithms``: label -> (method, everything
+    else of its table)."""
+
     problem: str
     problem_params: dict[str, Any]
-    algorithms: dict[str, tuple[str, dict[str, Any]]]  # label -> (method, everything else of the table)
-    seed: int = 0
-    title: str = ""
-    description: str = ""
-    paper: str = ""
-    reference: dict[str, Any] = field(default_factory=dict)
-    choices: dict[str, Any] = field(default_factory=dict)
-    report: dict[str, Any] = field(default_factory=dict)
-    source: str = ""
-    kind: str = "multiagent"
+    algorithms: dict[str, tuple[str, dict[str, Any]]]
+
+    kind: ClassVar[str] = "multiagent"
+    FIELDS: ClassVar[dict[str, type]] = {"problem": dict}
+    REQUIRED: ClassVar[tuple[str, ...]] = ("problem",)
+    REPORT: ClassVar[dict[str, type]] = {"checkpoints": list, "relative_to": str}
+    SET_EXAMPLE: ClassVar[str] = "algorithms.dmabo.beta=2.0"
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], source: str = "") -> MultiAgentSpec:
-        where = f" in {source}" if source else ""
-        check_fields(raw, _TOP, _REQUIRED, where, kind="multiagent")
-        report = check_report(raw, _REPORT, where)
-        problem = dict(raw["problem"])
-        if "name" not in problem:
-            raise SpecError(f"field 'problem.name'{where} is required (a registered multi-agent problem).")
-        pname = problem.pop("name")
-        if not raw["algorithms"]:
-            raise SpecError(f"field 'algorithms'{where} must list at least one algorithm.")
+    def _parse(cls, raw: dict[str, Any], where: str, report: dict[str, Any]) -> dict[str, Any]:
+        pname, params = problem_table(raw, where, "a registered multi-agent problem")
         algs: dict[str, tuple[str, dict[str, Any]]] = {}
-        for label, body in raw["algorithms"].items():
-            if not isinstance(body, dict):
-                raise SpecError(f"field 'algorithms.{label}'{where} must be a table with a 'method' key.")
-            body = dict(body)
+        for label, body in algorithm_tables(raw, where, hint=" with a 'method' key").items():
             method = body.pop("method", label)
             h = body.get("horizon")
             if h is not None and (isinstance(h, bool) or not isinstance(h, int) or h < 1):
@@ -105,32 +73,13 @@ class MultiAgentSpec:
             raise SpecError(
                 f"field 'report.relative_to'{where}: no algorithm {rel!r}.{did_you_mean(rel, algs)}"
             )
-        return cls(
-            **common_fields(raw, source),
-            problem=pname,
-            problem_params=problem,
-            algorithms=algs,
-            report=report,
-        )
+        return {"problem": pname, "problem_params": params, "algorithms": algs}
 
-    def to_dict(self) -> dict[str, Any]:
+    def _body(self) -> dict[str, Any]:
         return {
-            "kind": "multiagent",
-            "name": self.name,
-            "title": self.title,
-            "paper": self.paper,
-            "horizon": self.horizon,
-            "trials": self.trials,
-            "seed": self.seed,
             "problem": {"name": self.problem, **self.problem_params},
-            "algorithms": {k: {"method": m, **copy.deepcopy(p)} for k, (m, p) in self.algorithms.items()},
-            "choices": self.choices,
-            **({"report": copy.deepcopy(self.report)} if self.report else {}),
+            "algorithms": {k: {"method": m, **p} for k, (m, p) in self.algorithms.items()},
         }
-
-    def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()) -> MultiAgentSpec:
-        """A copy with CLI overrides (``--horizon`` does not override a label's own ``horizon``)."""
-        return overridden(self, trials, horizon, seed, sets, example="algorithms.dmabo.beta=2.0")
 
     # --------------------------------------------------------------- configs
     def label_settings(self, label: str) -> dict[str, Any]:
@@ -173,7 +122,7 @@ class MultiAgentSpec:
         from ckb.multiagent.methods import METHODS, build_setup
         from ckb.multiagent.problems import MULTIAGENT_PROBLEMS, make_multiagent_problem
 
-        where = f" in {self.source}" if self.source else ""
+        where = self.where
         try:
             MULTIAGENT_PROBLEMS.canonical(self.problem)
         except UnknownNameError as exc:

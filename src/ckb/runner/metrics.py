@@ -11,13 +11,17 @@ utility, and :math:`g(x_s) \in \mathbb R^m`:
   trial average is what the SCGP-UCB theorems' proofs bound, and it shows a burn-in that the
   non-negative V(t) hides).
 
-The norm over the m constraints is Euclidean and taken outside the sums; for ``m = 1`` both
-violations are plain (non-negative) sums. For ``m = 0`` all three are 0.
+The three violation curves and ``constraint_sum`` are :func:`ckb.violation.violation_curves` (the one
+vocabulary the harness, the multi-agent code and the benchmark share): the norm over the m constraints
+is Euclidean and taken outside the sums; for ``m = 1`` both violations are plain (non-negative) sums.
+For ``m = 0`` all three are 0 and there is no ``constraint_sum``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ckb.violation import POSITIVE_VIOLATION, VIOLATING, VIOLATION, violation_curves
 
 #: final-round metrics every experiment reports, in summary.json order
 METRICS = ("regret", "violation", "positive_violation", "violating_rounds", "seconds_per_round")
@@ -41,25 +45,13 @@ def curves(
     extra = {}
     if utility_star_plus is not None:
         extra["regret_plus"] = regret + np.arange(1, f.shape[0] + 1) * (utility_star_plus - utility_star)
-    if g.shape[1] == 0:
-        zero = np.zeros_like(regret)
-        return {
-            "regret": regret,
-            "violation": zero,
-            "positive_violation": zero,
-            "violating_rounds": zero,
-            **extra,
-        }
-    csum = np.cumsum(g, axis=0)
-    soft = np.linalg.norm(np.maximum(csum, 0.0), axis=1)
-    positive = np.linalg.norm(np.cumsum(np.maximum(g, 0.0), axis=0), axis=1)
-    n_viol = np.cumsum(np.any(g > 0.0, axis=1)).astype(float)
+    v = violation_curves(g)
     return {
         "regret": regret,
-        "violation": soft,
-        "positive_violation": positive,
-        "violating_rounds": n_viol,
-        "constraint_sum": np.max(csum, axis=1),
+        VIOLATION: v[VIOLATION],
+        POSITIVE_VIOLATION: v[POSITIVE_VIOLATION],
+        "violating_rounds": v[VIOLATING],
+        **({"constraint_sum": v["constraint_sum"]} if "constraint_sum" in v else {}),
         **extra,
     }
 

@@ -1,16 +1,20 @@
-"""Sweeps: many trials (algorithms x trial indices) in parallel, each written to disk when it finishes.
+"""The sweep every experiment kind runs: many tasks in parallel, each kept on disk when it finishes.
 
-Layout: ``OUT/traces/<algorithm>/trial-<k>.npz``. A trace that already exists with the same
-configuration hash is skipped, so an interrupted sweep re-run with the same command loses nothing and
-redoes nothing. A trace with a *different* configuration is never overwritten: the sweep stops with an
-error naming it (use another ``--out``).
+A *store* says where a task's result lives and what identifies its configuration: single- and
+multi-agent trials are ``OUT/traces/<label>/trial-<k>.npz`` identified by the configuration hash in
+their metadata (:data:`TRACES`; the worker writes the trace), the benchmark's runs are JSON records
+(``ckb.benchmarking.constrained``; the driver writes what the worker returns). Before anything runs,
+every task is checked against the disk (:func:`plan_sweep`): a result with the same identity is reused,
+a missing or unreadable one is (re)done, and one of a *different* configuration stops the sweep with
+:class:`SweepConflictError` naming the file; nothing is ever overwritten. So an interrupted sweep re-run
+with the same command loses nothing and redoes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ckb.errors import CKBError
 from ckb.io import load_state
@@ -21,7 +25,27 @@ from ckb.runner.trial import Trial, TrialConfig
 
 
 class SweepConflictError(CKBError, FileExistsError):
-    """The output directory holds a trace of a different configuration."""
+    """The output directory holds a task of a different configuration."""
+
+
+class Store(Protocol):
+    """Where a sweep keeps its tasks' results, and how it recognizes a finished one."""
+
+    noun: str  # what a task is called in messages ("trial", "run")
+
+    def path(self, out: Path, config) -> Path: ...
+
+    def identity(self, config) -> Any:
+        """What a stored result must match to be reused."""
+
+    def stored(self, path: Path) -> Any:
+        """The identity stored at ``path``; None when unreadable (the task is redone), or raise."""
+
+    def task(self, config, path: Path) -> tuple:
+        """The worker's (picklable) input."""
+
+    def finish(self, path: Path, result: Any) -> None:
+        """On the driver, after the worker returned ``result``."""
 
 
 def trace_path(out: Path, config: TrialConfig) -> Path:
@@ -35,6 +59,33 @@ def stored_hash(path: Path) -> str | None:
         return None
 
 
+class TraceStore:
+    """Trials (single- or multi-agent) as ``.npz`` traces written by the worker, identified by the
+    configuration's ``config_hash()`` (a config needs ``algorithm``, ``trial``, ``config_hash()`` and
+    ``to_dict()``; the worker gets ``(config dict, trace path)``)."""
+
+    noun = "trial"
+
+    def path(self, out: Path, config) -> Path:
+        return trace_path(out, config)
+
+    def identity(self, config) -> str:
+        return config.config_hash()
+
+    def stored(self, path: Path) -> str | None:
+        return stored_hash(path)
+
+    def task(self, config, path: Path) -> tuple[dict, str]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return config.to_dict(), str(path)
+
+    def finish(self, path: Path, result: Any) -> None:
+        pass  # the worker saved the trace
+
+
+TRACES = TraceStore()
+
+
 def run_one(task: tuple[dict, str]) -> dict[str, float]:
     """Worker entry point: run one trial from its config dict and save its trace at ``path``."""
     config_dict, path = task
@@ -44,55 +95,79 @@ def run_one(task: tuple[dict, str]) -> dict[str, float]:
     return final_metrics(trace)
 
 
+def plan_sweep(configs: Sequence, out: str | Path, store: Store = TRACES) -> tuple[list, list]:
+    """``(todo, reused)``: the configs to run as ``(config, path)`` pairs, and those finished with the
+    same identity. Raises :class:`SweepConflictError` (before anything runs) for a stored result of
+    another configuration."""
+    todo, reused = [], []
+    for cfg in configs:
+        path = store.path(Path(out), cfg)
+        stored = store.stored(path) if path.exists() else None
+        if stored is None:
+            todo.append((cfg, path))
+            continue
+        expected = store.identity(cfg)
+        if stored != expected:
+            raise SweepConflictError(
+                f"{path} holds a {store.noun} of a different configuration ({stored}, expected {expected}); "
+                "nothing was overwritten. Use another --out directory or remove that file."
+            )
+        reused.append(cfg)
+    return todo, reused
+
+
+def execute(
+    todo: list,
+    worker: Callable,
+    store: Store = TRACES,
+    *,
+    workers: int | None = None,
+    executor: str = "process",
+    executor_options: Mapping[str, Any] | None = None,
+) -> Iterator[tuple[Any, Path, Any]]:
+    """Run the ``(config, path)`` pairs of ``todo`` on the executor (one worker if there is one task);
+    yield ``(config, path, worker result)`` as each finishes, after ``store.finish``."""
+    by_path = {str(path): (cfg, path) for cfg, path in todo}
+    tasks = [store.task(cfg, path) for cfg, path in todo]
+    ex = get_executor(executor, workers if len(tasks) > 1 else 1, **(executor_options or {}))
+    for task, result in ex.map_unordered(worker, tasks):
+        cfg, path = by_path[task[1]]
+        store.finish(path, result)
+        yield cfg, path, result
+
+
 def run_sweep(
-    configs: Sequence[TrialConfig],
+    configs: Sequence,
     out: str | Path,
     *,
     workers: int | None = None,
     executor: str = "process",
     executor_options: Mapping[str, Any] | None = None,
-    on_done: Callable[[TrialConfig, bool], None] | None = None,
-    worker: Callable[[tuple[dict, str]], Any] = run_one,
+    on_done: Callable[[Any, bool], None] | None = None,
+    worker: Callable[[tuple], Any] = run_one,
+    store: Store = TRACES,
 ) -> dict[tuple[str, int], Path]:
-    """Run every config not already on disk; return ``{(algorithm, trial): trace path}``.
+    """Run every config not already on disk; return ``{(algorithm, trial): path}`` for every config.
 
     ``executor_options`` go to the executor (``ray``: ``address``, ``runtime_env``).
-    ``on_done(config, skipped)`` is called once per config (for progress bars). ``worker`` runs one
-    ``(config dict, trace path)`` task in a worker process (a picklable top-level function; the
-    multi-agent harness passes its own); a config needs ``algorithm``, ``trial``, ``config_hash()`` and
-    ``to_dict()``.
+    ``on_done(config, skipped)`` is called once per config (for progress bars). ``worker`` runs one task
+    (``store.task(config, path)``) in a worker process: a picklable top-level function (the multi-agent
+    harness passes its own).
     """
-    out = Path(out)
-    paths: dict[tuple[str, int], Path] = {}
-    todo: list[tuple[dict, str]] = []
-    by_path: dict[str, TrialConfig] = {}
-    for cfg in configs:
-        path = trace_path(out, cfg)
-        paths[(cfg.algorithm, cfg.trial)] = path
-        if path.exists():
-            h = stored_hash(path)
-            if h == cfg.config_hash():
-                if on_done:
-                    on_done(cfg, True)
-                continue
-            if h is not None:
-                raise SweepConflictError(
-                    f"{path} holds a trial of a different configuration (hash {h}, expected {cfg.config_hash()}); "
-                    "nothing was overwritten. Use another --out directory or remove that file."
-                )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        todo.append((cfg.to_dict(), str(path)))
-        by_path[str(path)] = cfg
-    ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
-    for task, _ in ex.map_unordered(worker, todo):
+    todo, reused = plan_sweep(configs, out, store)
+    for cfg in reused:
         if on_done:
-            on_done(by_path[task[1]], False)
-    return paths
+            on_done(cfg, True)
+    runs = execute(todo, worker, store, workers=workers, executor=executor, executor_options=executor_options)
+    for cfg, _, _ in runs:
+        if on_done:
+            on_done(cfg, False)
+    return {(cfg.algorithm, cfg.trial): store.path(Path(out), cfg) for cfg in configs}
 
 
-def load_traces(paths: dict[tuple[str, int], Path]) -> dict[str, list[Trace]]:
-    """Load traces grouped by algorithm, in trial order."""
-    out: dict[str, list[Trace]] = {}
+def load_traces(paths: dict[tuple[str, int], Path], trace_cls=Trace) -> dict[str, list]:
+    """Load traces (``trace_cls.load``) grouped by algorithm, in trial order."""
+    out: dict[str, list] = {}
     for (alg, _), path in sorted(paths.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        out.setdefault(alg, []).append(Trace.load(path))
+        out.setdefault(alg, []).append(trace_cls.load(path))
     return out

@@ -1,0 +1,245 @@
+"""The spec base every experiment kind builds on: the common fields, and one parse / print / override path.
+
+A spec is a TOML table. Every kind has the same top-level fields::
+
+    kind = "..."        # which kind (ckb.framework.KINDS); optional for the default, single-agent kind
+    name = "..."        # required
+    title, description, paper = "..."   # one line for `ckb list`, prose, where the set-up comes from
+    horizon = T         # required, >= 1
+    trials = N          # required, >= 1
+    seed = 0            # >= 0
+    [algorithms.LABEL]  # required, at least one: what to compare, a table per label
+    [reference]         # the paper's numbers, reported beside ours (free-form)
+    [choices]           # decision -> reason, for every choice the paper leaves open
+
+plus its own (``FIELDS``: e.g. ``[problem]``) and, if it has one, a ``[report]`` table (``REPORT``: allowed
+keys and types). ``from_dict`` checks every field (an unknown one is named with the closest valid name),
+``to_dict`` prints the spec back as such a table (``from_dict(to_dict())`` is the same spec), and
+``with_overrides`` is ``from_dict`` of ``to_dict`` with the command line's ``--trials/--horizon/--seed``
+and ``--set dotted.key=value`` applied, so an override is validated like the file it changes.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ckb._validation import did_you_mean
+from ckb.errors import SpecError
+
+#: the kind of a spec without a ``kind`` field
+DEFAULT_KIND = "single-agent"
+
+#: top-level fields every kind has, with their TOML types (``kind`` is required unless the kind is the default)
+COMMON_FIELDS: dict[str, type] = {
+    "kind": str,
+    "name": str,
+    "title": str,
+    "description": str,
+    "paper": str,
+    "horizon": int,
+    "trials": int,
+    "seed": int,
+    "algorithms": dict,
+    "reference": dict,
+    "choices": dict,
+}
+COMMON_REQUIRED = ("name", "horizon", "trials", "algorithms")
+
+
+@dataclass(kw_only=True)
+class SpecBase:
+    """The fields every experiment kind has; a kind subclasses it (a keyword-only dataclass) and sets:
+
+    - ``kind``: its registry name; ``FIELDS``/``REQUIRED``: its own top-level fields (name -> TOML type)
+      and which of them are required; ``REPORT``: the keys of its ``[report]`` table (empty: none);
+      ``SET_EXAMPLE``: a ``--set`` shown in errors;
+    - ``_parse(raw, where, report)``: its own constructor keywords from the checked raw table (including
+      ``algorithms``); ``_body()``: its own fields back as TOML tables, in print order;
+    - ``configs()`` and ``validate()`` (build everything once, so bad values fail before a sweep).
+    """
+
+    name: str
+    horizon: int
+    trials: int
+    algorithms: dict[str, Any]
+    seed: int = 0
+    title: str = ""
+    description: str = ""
+    paper: str = ""
+    reference: dict[str, Any] = field(default_factory=dict)
+    choices: dict[str, Any] = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    kind: ClassVar[str] = DEFAULT_KIND
+    FIELDS: ClassVar[dict[str, type]] = {}
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+    REPORT: ClassVar[dict[str, type]] = {}
+    SET_EXAMPLE: ClassVar[str] = "algorithms.LABEL.KEY=VALUE"
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], source: str = ""):
+        """The spec of the raw TOML table ``raw`` (``source``: the file, named in errors)."""
+        where = f" in {source}" if source else ""
+        top = {**COMMON_FIELDS, **cls.FIELDS, **({"report": dict} if cls.REPORT else {})}
+        required = (() if cls.kind == DEFAULT_KIND else ("kind",)) + COMMON_REQUIRED + cls.REQUIRED
+        check_fields(raw, top, required, where, kind=cls.kind)
+        report = check_report(raw, cls.REPORT, where)
+        return cls(**common_fields(raw, source), report=report, **cls._parse(raw, where, report))
+
+    @classmethod
+    def _parse(cls, raw: dict[str, Any], where: str, report: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def where(self) -> str:
+        """`` in FILE`` for error messages (empty for a spec built in code)."""
+        return f" in {self.source}" if self.source else ""
+
+    # ------------------------------------------------------------------ print
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a TOML-ready table (a deep copy): ``from_dict(to_dict())`` is the same spec."""
+        return copy.deepcopy(
+            {
+                **({} if self.kind == DEFAULT_KIND else {"kind": self.kind}),
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "paper": self.paper,
+                "horizon": self.horizon,
+                "trials": self.trials,
+                "seed": self.seed,
+                **self._body(),
+                "reference": self.reference,
+                "choices": self.choices,
+                **({"report": self.report} if self.report else {}),
+            }
+        )
+
+    def _body(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def settings(self) -> dict[str, Any]:
+        """``summary.json``'s ``settings``: :meth:`to_dict` without ``description`` and ``reference``
+        (the summary has the reference at its top level; the prose is in the spec file)."""
+        return {k: v for k, v in self.to_dict().items() if k not in ("description", "reference")}
+
+    def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()):
+        """A copy with the CLI's overrides (None: unchanged); ``sets`` are ``dotted.key=value`` strings
+        (values parsed as TOML), checked again by :meth:`from_dict`."""
+        return overridden(self, trials, horizon, seed, sets, example=self.SET_EXAMPLE)
+
+
+# ------------------------------------------------------------------------- helpers shared by every kind
+def check_fields(
+    raw: dict[str, Any], top: dict[str, type], required: tuple[str, ...], where: str, kind: str | None = None
+) -> None:
+    """Top-level fields: known names (closest suggested), their types, the required ones present,
+    ``horizon``/``trials`` >= 1, ``seed`` >= 0 where given, and ``kind`` (where given) equal to ``kind``."""
+    for key, value in raw.items():
+        if key not in top:
+            raise SpecError(f"unknown field {key!r}{where}.{did_you_mean(key, top)}")
+        want = top[key]
+        if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise SpecError(f"field {key!r}{where} must be an integer, got {value!r}.")
+        if want is not int and not isinstance(value, want):
+            noun = {dict: "table", list: "list"}.get(want, "string")
+            raise SpecError(f"field {key!r}{where} must be a {noun}, got {value!r}.")
+    for key in required:
+        if key not in raw:
+            raise SpecError(f"missing required field {key!r}{where}.")
+    for key, low in (("horizon", 1), ("trials", 1), ("seed", 0)):
+        if key in raw and raw[key] < low:
+            raise SpecError(f"field {key!r}{where} must be >= {low}, got {raw[key]!r}.")
+    if kind is not None and raw.get("kind", kind) != kind:
+        raise SpecError(f"field 'kind'{where} must be {kind!r} here, got {raw['kind']!r}.")
+
+
+def common_fields(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """The fields every spec kind has but ``algorithms`` and ``report``, as constructor keywords:
+    ``name``, ``horizon``, ``trials``, ``seed`` (default 0), ``title``, ``description``, ``paper``,
+    ``reference``, ``choices``, ``source``."""
+    return {
+        "name": raw["name"],
+        "horizon": raw["horizon"],
+        "trials": raw["trials"],
+        "seed": raw.get("seed", 0),
+        "title": raw.get("title", ""),
+        "description": raw.get("description", ""),
+        "paper": raw.get("paper", ""),
+        "reference": raw.get("reference", {}),
+        "choices": raw.get("choices", {}),
+        "source": source,
+    }
+
+
+def check_report(raw: dict[str, Any], allowed: dict[str, type], where: str) -> dict[str, Any]:
+    """The ``[report]`` table: known keys of the right types; ``checkpoints`` rounds >= 1. A copy."""
+    report = dict(raw.get("report", {}))
+    for key, value in report.items():
+        if key not in allowed:
+            raise SpecError(f"unknown field 'report.{key}'{where}.{did_you_mean(key, allowed)}")
+        if not isinstance(value, allowed[key]):
+            raise SpecError(f"field 'report.{key}'{where} must be a {allowed[key].__name__}, got {value!r}.")
+    cps = report.get("checkpoints", [])
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cps):
+        raise SpecError(f"field 'report.checkpoints'{where} must list rounds >= 1, got {cps!r}.")
+    return report
+
+
+def problem_table(raw: dict[str, Any], where: str, what: str) -> tuple[str, dict[str, Any]]:
+    """``[problem]`` as (its ``name``, the other keys: its parameters); ``what`` says what the name is."""
+    problem = dict(raw["problem"])
+    if "name" not in problem:
+        raise SpecError(f"field 'problem.name'{where} is required ({what}).")
+    return problem.pop("name"), problem
+
+
+def algorithm_tables(
+    raw: dict[str, Any], where: str, noun: str = "algorithm", hint: str = ""
+) -> dict[str, dict[str, Any]]:
+    """``[algorithms.LABEL]`` as label -> a copy of its table; at least one (a ``noun``), each a table
+    (``hint`` says what it holds)."""
+    if not raw["algorithms"]:
+        raise SpecError(f"field 'algorithms'{where} must list at least one {noun}.")
+    out = {}
+    for label, body in raw["algorithms"].items():
+        if not isinstance(body, dict):
+            raise SpecError(f"field 'algorithms.{label}'{where} must be a table{hint}.")
+        out[label] = dict(body)
+    return out
+
+
+def overridden(spec, trials, horizon, seed, sets, example: str):
+    """``spec`` (any kind) rebuilt from its ``to_dict`` with the CLI's ``--trials``, ``--horizon``,
+    ``--seed`` (None: unchanged) and ``--set`` overrides, validated again by its ``from_dict``."""
+    raw = spec.to_dict()
+    for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
+        if val is not None:
+            raw[key] = val
+    apply_sets(raw, sets, example)
+    return type(spec).from_dict(raw, spec.source)
+
+
+def apply_sets(raw: dict[str, Any], sets, example: str) -> None:
+    """Apply CLI ``--set dotted.key=value`` overrides to a spec's raw dict in place (values parsed as
+    TOML, else kept as a bare string); ``example`` shows the form in the error for a malformed item."""
+    for item in sets:
+        if "=" not in item:
+            raise SpecError(f"--set expects KEY=VALUE (e.g. {example}), got {item!r}.")
+        key, text = item.split("=", 1)
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text  # a bare string
+        node = raw
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            if part not in node or not isinstance(node[part], dict):
+                raise SpecError(f"--set {key}: no table {part!r} in the spec.{did_you_mean(part, node)}")
+            node = node[part]
+        node[parts[-1]] = value
