@@ -48,7 +48,9 @@ def _reduced_benchmark(src: Path, dst: Path) -> None:
 
     raw = tomllib.loads(src.read_text())
     text = src.read_text().split("[algorithms.")[0]
-    text = text.replace(f"problems = {raw['problems']!r}".replace("'", '"'), "problems = [\"gardner-1\", \"gramacy\"]")
+    text = text.replace(
+        f"problems = {raw['problems']!r}".replace("'", '"'), 'problems = ["gardner-1", "gramacy"]'
+    )
     dst.write_text(text + "".join(f"[algorithms.{m}]\n" for m in ("ckb-ucb", "config", "cei")))
 
 

@@ -1,7 +1,10 @@
 """``ckb study list|show|export`` on a study file (typer's CliRunner)."""
 
 import csv
+import hashlib
 import io
+import os
+import sqlite3
 
 import numpy as np
 import pytest
@@ -47,7 +50,10 @@ def test_show_prints_the_trials_and_writes_the_plot(study, tmp_path):
     out = tmp_path / "plots" / "pump.png"
     res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(out)], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
-    assert "4 evaluations, 2 violating, cumulative violation 2.75, best feasible 3" in res.output
+    # hand-computed (ckb.violation): sums of g (1.4, -1.75) -> violation 1.4; sums of [g]+ (2.5, 0.25)
+    assert (
+        "4 evaluations, 2 violating, violation 1.4, positive violation 2.51247, best feasible 3" in res.output
+    )
     assert "crashed, disk full" in res.output and "pending" in res.output
     assert f"plot: {out}" in res.output and out.stat().st_size > 1000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -99,3 +105,81 @@ def test_the_main_cli_has_the_study_commands(study):
     path, _ = study
     res = runner.invoke(app, ["study", "list", str(path)], env={"COLUMNS": "200"})
     assert res.exit_code == 0 and "pump" in res.output
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _one_line_error(res, *needles):
+    """Exit code 2, no traceback, one line naming what is wrong."""
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    text = res.output.strip()
+    assert text.startswith("error:") and "Traceback" not in text and "\n" not in text
+    flat = " ".join(text.split())
+    for needle in needles:
+        assert needle in flat, (needle, flat)
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "x"], ["export", "x"]])
+def test_read_only_commands_leave_a_foreign_database_byte_identical(tmp_path, command):
+    """``ckb study list other.db`` added three tables and a column to someone else's database and
+    switched it to WAL; now the file is opened read-only and refused unchanged."""
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE trials(id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO trials(name) VALUES ('theirs')")
+    conn.commit()
+    conn.close()
+    before, files = _digest(path), sorted(os.listdir(tmp_path))
+    res = runner.invoke(study_app, [command[0], str(path), *command[1:]])
+    _one_line_error(res, "other.db is not a ckb study file", "'trials'", "expected a SQLite study file")
+    assert _digest(path) == before and sorted(os.listdir(tmp_path)) == files
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"pump settings, not a database\n" * 40, "is not a SQLite database"),
+        (b"", "is empty"),
+        ("cut", "truncated or damaged"),
+    ],
+)
+def test_a_file_that_is_not_a_readable_study_is_a_one_line_error(study, tmp_path, content, needle):
+    path, _ = study
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2] if content == "cut" else content)
+    before = _digest(bad)
+    for command in (["list", str(bad)], ["show", str(bad), "pump"], ["export", str(bad), "pump"]):
+        _one_line_error(runner.invoke(study_app, command), "bad.db", needle)
+    assert _digest(bad) == before
+
+
+def test_show_a_study_whose_name_has_a_slash(tmp_path):
+    """The default plot name was built from the study name, and a slash raised a ValueError traceback."""
+    path = tmp_path / "s.db"
+    with StudyStorage(path) as s:
+        s.create_study("line 2/pump", {"lower": [0.0], "upper": [1.0], "m": 1})
+        s.tell("line 2/pump", s.ask("line 2/pump", [0.5]), 1.0, [-1.0])
+    res = runner.invoke(study_app, ["show", str(path), "line 2/pump"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "s-line_2_pump.png").stat().st_size > 1000
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".png") == ["s-line_2_pump.png"]
+
+
+@pytest.mark.parametrize("umask, mode", [(0o002, 0o664), (0o077, 0o600)])
+def test_written_files_honor_the_umask(study, tmp_path, umask, mode):
+    path, _ = study
+    old = os.umask(umask)
+    try:
+        assert (
+            runner.invoke(
+                study_app, ["export", str(path), "pump", "--out", str(tmp_path / "x.csv")]
+            ).exit_code
+            == 0
+        )
+        res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(tmp_path / "p.png")])
+        assert res.exit_code == 0
+    finally:
+        os.umask(old)
+    assert {oct((tmp_path / f).stat().st_mode & 0o777) for f in ("x.csv", "p.png")} == {oct(mode)}

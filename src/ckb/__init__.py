@@ -11,6 +11,10 @@ def __getattr__(name: str) -> Any:
         from ckb.optimizer.core import Optimizer
 
         return Optimizer
+    if name == "BudgetExhaustedError":  # what ``ask`` raises once a study's budget is used
+        from ckb.optimizer.study import BudgetExhaustedError
+
+        return BudgetExhaustedError
     if name == "optimizer":  # ``ckb.optimizer.initial_design`` after a bare ``import ckb``
         import importlib
 

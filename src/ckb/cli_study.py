@@ -1,11 +1,17 @@
 """``ckb study list|show|export``: inspect a SQLite study file written by :class:`ckb.Optimizer`.
 
 ``list FILE``: every study with its policy, dimensions, trial counts and best feasible value.
-``show FILE NAME``: a table of the trials and a PNG plot of the best feasible value and the cumulative
-(positive) violation against evaluations (``--plot PATH``; default ``FILE-NAME.png`` beside the file).
+``show FILE NAME``: a table of the trials and a PNG plot of the best feasible value and the violation
+(:mod:`ckb.violation`: soft ``violation`` and ``positive_violation``, on the observed values) against
+evaluations (``--plot PATH``; default ``FILE-NAME.png`` beside the file, the name's characters other
+than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``, so a name such as ``a/b`` stays one file).
 ``export FILE NAME --out x.csv``: every trial as CSV (stdout without ``--out``).
 
-Reading only: none of these commands changes the file (it may belong to running workers).
+Reading only: the file is opened with SQLite's ``mode=ro`` (:class:`~ckb.studies.StudyStorage` with
+``read_only=True``), so none of these commands creates, converts or changes it (it may belong to running
+workers, or not be a ckb file at all). A missing file, a file that is not a ckb study (a foreign SQLite
+database, not SQLite, truncated or damaged) and an unknown study name are one-line errors naming the
+file or the name (exit code 2). Files written (plot, CSV) get the usual mode: ``0o666`` minus the umask.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -51,24 +58,24 @@ def _fail(exc: Exception) -> None:
 
 
 def _open(path: Path):
+    """The study file, read-only (a missing or foreign file is a :class:`~ckb.studies.StudyFileError`)."""
     from ckb.studies import StudyStorage
 
-    if not path.is_file():
-        raise DataFileError(
-            f"no study file at {str(path)!r} (expected a SQLite file written by ckb.Optimizer)."
-        )
-    return StudyStorage(path)
+    return StudyStorage(path, read_only=True)
 
 
 def _minimize(spec: dict[str, Any]) -> bool:
     return bool(spec.get("minimize", spec.get("direction") == "minimize"))
 
 
-def _curves(trials: list[dict], minimize: bool) -> dict[str, np.ndarray]:
+def _curves(trials: list[dict], minimize: bool, m: int) -> dict[str, np.ndarray]:
     """Per complete evaluation (in trial order): best feasible value so far (NaN before the first
-    feasible one), cumulative positive violation, number of violating evaluations."""
-    best, viol, nviol = [], [], []
-    b, v, n = math.nan, 0.0, 0
+    feasible one), and :func:`ckb.violation.violation_curves` of the observed constraint values:
+    ``violation`` (soft), ``positive_violation``, ``violating`` (count)."""
+    from ckb.violation import POSITIVE_VIOLATION, VIOLATING, VIOLATION, violation_curves
+
+    best, g = [], []
+    b = math.nan
     for t in trials:
         if t["state"] != "complete":
             continue
@@ -77,12 +84,20 @@ def _curves(trials: list[dict], minimize: bool) -> dict[str, np.ndarray]:
             y = float(t["objective"])
             if math.isnan(b) or (y < b if minimize else y > b):
                 b = y
-        v += float(np.maximum(c, 0.0).sum())
-        n += int(np.any(c > 0))
         best.append(b)
-        viol.append(v)
-        nviol.append(n)
-    return {"best": np.array(best), "violation": np.array(viol), "violating": np.array(nviol)}
+        g.append(c)
+    curves = violation_curves(np.array(g).reshape(len(g), m))
+    return {
+        "best": np.array(best),
+        "violation": curves[VIOLATION],
+        "positive_violation": curves[POSITIVE_VIOLATION],
+        "violating": curves[VIOLATING],
+    }
+
+
+def _plot_name(file: Path, name: str) -> Path:
+    """The default plot path: ``FILE-NAME.png`` beside the file, the name made a safe file name."""
+    return file.with_name(f"{file.stem}-{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
 
 
 def _fmt(v: Any) -> str:
@@ -105,7 +120,7 @@ def list_cmd(file: FileArg) -> None:
                 spec = store.spec(name)
                 trials = store.trials(name)
                 count = {s: sum(tr["state"] == s for tr in trials) for s in ("complete", "pending", "failed")}
-                best = _curves(trials, _minimize(spec))["best"]
+                best = _curves(trials, _minimize(spec), int(spec["m"]))["best"]
                 t.add_row(
                     escape(name),
                     escape(str(spec.get("policy", ""))),
@@ -179,14 +194,15 @@ def show_cmd(
         t.add_row(*[escape(_fmt(v)) for v in r[:-2]])
     out = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines)
     Console(width=max(out.width, out.measure(t).maximum)).print(t)
-    curves = _curves(trials, _minimize(spec))
+    curves = _curves(trials, _minimize(spec), int(spec["m"]))
     n = curves["best"].size
-    summary = f"{n} evaluations, {int(curves['violating'][-1]) if n else 0} violating, cumulative violation "
-    summary += f"{curves['violation'][-1] if n else 0.0:.6g}"
+    last = {k: (v[-1] if n else 0.0) for k, v in curves.items()}
+    summary = f"{n} evaluations, {int(last['violating'])} violating, violation {last['violation']:.6g}, "
+    summary += f"positive violation {last['positive_violation']:.6g}"
     best = curves["best"][-1] if n else math.nan
     summary += "" if math.isnan(best) else f", best feasible {best:.6g}"
     _out().print(summary, soft_wrap=True, highlight=False)
-    out = plot if plot is not None else file.with_name(f"{file.stem}-{name}.png")
+    out = plot if plot is not None else _plot_name(file, name)
     try:
         _plot(curves, name, spec, out)
     except OSError as exc:
@@ -206,11 +222,13 @@ def _plot(curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: P
     a.set_xlabel("evaluations")
     a.set_ylabel("best feasible objective" + (" (minimized)" if _minimize(spec) else ""))
     a.set_title(f"{name}: best feasible value")
-    b.step(n, curves["violation"], where="post", label="cumulative violation, sum of [g]+")
+    b.step(n, curves["violation"], where="post", label="violation ||[sum g]+||")
+    b.step(n, curves["positive_violation"], where="post", label="positive violation ||sum [g]+||")
+    b.legend(loc="upper left", fontsize="small")
     b2 = b.twinx()
     b2.step(n, curves["violating"], where="post", color="tab:red", alpha=0.6, label="violating evaluations")
     b.set_xlabel("evaluations")
-    b.set_ylabel("sum of positive constraint values")
+    b.set_ylabel("violation (observed values)")
     b2.set_ylabel("violating evaluations", color="tab:red")
     b.set_title(f"{name}: observed violation")
     for ax in (a, b):

@@ -1,12 +1,14 @@
 """ckb.Optimizer: ask/tell, batches, failures, resume, bad input (in-process; processes: test_core_processes)."""
 
+import re
+
 import numpy as np
 import pytest
 
 import ckb
 from ckb.errors import InvalidInputError, OutOfDomainError, UnknownNameError
 from ckb.optimizer import OPTIMIZER_POLICIES, initial_design
-from ckb.studies import StudyNotFoundError, StudyStorage
+from ckb.studies import StudyFileError, StudyNotFoundError, StudyStorage
 
 FAST = {"num_restarts": 2, "raw_samples": 32, "maxiter": 50}
 
@@ -46,9 +48,15 @@ def test_best_feasible_and_metrics_count_observed_violations():
     assert best["objective"] == 3.0 and best["trial"] == 1 and best["x"].tolist() == X[1].tolist()
     met = opt.metrics()
     assert met["evaluations"] == 4 and met["violating_evaluations"] == 2
-    assert met["cumulative_violation_per_constraint"] == pytest.approx([2.5, 0.25])
-    assert met["cumulative_violation"] == pytest.approx(2.75) and met["best_feasible"] == 3.0
+    assert met["positive_violation_per_constraint"] == pytest.approx([2.5, 0.25])
+    assert met["positive_violation"] == pytest.approx(np.hypot(2.5, 0.25))
+    assert met["violation_per_constraint"] == pytest.approx([1.4, 0.0]) and met["violation"] == pytest.approx(
+        1.4
+    )
+    assert met["best_feasible"] == 3.0 and met["remaining"] == 6
     assert met["policy_state"] == {"dual_0": 0.0, "dual_1": 0.0}
+    with pytest.warns(DeprecationWarning, match="positive_violation"):
+        assert met["cumulative_violation"] == pytest.approx(2.75)  # the old L1 sum, deprecated
 
 
 def test_minimize_flips_the_best_and_the_policy_sense():
@@ -247,7 +255,7 @@ def test_bad_input_is_named_and_nothing_stored_is_lost(call, err, match):
         (
             {"policy": "ckb-ucb", "detla": 0.5},
             InvalidInputError,
-            "no parameter 'detla'.*Did you mean 'delta'",
+            "no (parameter|constant) 'detla'.*Did you mean 'delta'",
         ),
         ({"m": 0}, InvalidInputError, r"m \(number of constraints\) must be >= 1"),
         ({"budget": 0}, InvalidInputError, "budget must be >= 1"),
@@ -309,3 +317,134 @@ def test_missing_botorch_is_a_clear_error(monkeypatch):
         BotorchNotInstalledError, match=r"botorch is not installed.*pip install 'ckb\[botorch\]'"
     ):
         ckb.Optimizer([0.0], [1.0])
+
+
+#: the policy picks (after the 6-point Sobol design) of the run in ``test_asked_points_are_recorded_ones``,
+#: recorded (float.hex) before the optimizer was split into a study object and the decision code
+_RECORDED = {
+    "ckb-ucb": [
+        ("0x1.0000000000000p+0", "0x1.971cc43fa5ca8p-3"),
+        ("0x1.b7b9dd529c3d8p-3", "-0x1.c97371dcaa4d0p-5"),
+        ("0x1.52b5144fef690p-3", "-0x1.ba4b7368b86f0p-4"),
+        ("0x1.0e538c83830c0p-2", "-0x1.e15618505f900p-4"),
+    ],
+    "cei": [
+        ("0x1.6780988684250p-2", "-0x1.65c0aee0aa230p-4"),
+        ("0x1.eea96e6b83868p-3", "-0x1.965ee4b5758b0p-4"),
+        ("0x1.87fd0226564b8p-2", "-0x1.e765ae853fe40p-5"),
+        ("0x1.05cb29075828cp-2", "-0x1.b00888bdae690p-4"),
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", sorted(_RECORDED))
+def test_asked_points_are_recorded_ones(tmp_path, policy):
+    """Same seed, same evaluations: the same points as recorded before the study/optimizer split
+    (default maximizer settings; single asks, a batch of two, a failure, through a study file)."""
+
+    def f(x):
+        return float(-((x[0] - 0.3) ** 2) - (x[1] + 0.2) ** 2), [
+            float(x[0] + x[1] - 0.4),
+            float(x[0] ** 2 + x[1] ** 2 - 0.6),
+        ]
+
+    opt = ckb.Optimizer(
+        [-1, -1], [1, 1], m=2, policy=policy, budget=10, seed=3, storage=tmp_path / "r.db", study_name="r"
+    )
+    points = []
+    for _ in range(7):
+        x = opt.ask()
+        points.append(x)
+        opt.tell(x, *f(x))
+    X = opt.ask(2)
+    points += list(X)
+    opt.tell(X[0], *f(X[0]))
+    opt.tell(X[1], failed=True, note="crash")
+    x = opt.ask()
+    points.append(x)
+    opt.tell(x, *f(x))
+    np.testing.assert_array_equal(np.stack(points[:6]), initial_design([-1, -1], [1, 1], 6, seed=3))
+    want = np.array([[float.fromhex(v) for v in row] for row in _RECORDED[policy]])
+    np.testing.assert_allclose(np.stack(points[6:]), want, rtol=0, atol=1e-12)
+    assert [t["info"].get("round") for t in opt.history()[6:]] == [1, 2, 3, 4]
+
+
+def test_asking_past_the_budget_raises_and_records_nothing():
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=5, n_init=3, **FAST)
+    assert opt.ask(4).shape == (4, 2)
+    assert opt.ask(3).shape == (1, 2)  # the one trial left
+    assert opt.metrics()["remaining"] == 0
+    before = _snapshot(opt)
+    with pytest.raises(ckb.BudgetExhaustedError, match="budget of 5 evaluations is used"):
+        opt.ask()
+    with pytest.raises(ckb.BudgetExhaustedError):
+        opt.ask(2)
+    assert _snapshot(opt) == before
+    for t in opt.history():  # the pending trials are still answerable, and an unasked result is kept
+        opt.tell(t["x"], *problem(t["x"]))
+    n = opt.tell([0.5, 0.5], *problem([0.5, 0.5]))
+    assert n == 5 and opt.history()[5]["source"] == "user" and opt.metrics()["evaluations"] == 6
+
+
+def _digest(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_load_of_a_missing_file_is_an_error_and_creates_nothing(tmp_path):
+    with pytest.raises(StudyFileError, match=r"no study file at '.*typo.db'.*nothing was created"):
+        ckb.Optimizer.load(tmp_path / "typo.db", "pump")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_files_that_are_not_ckb_studies_are_refused_unchanged(tmp_path):
+    import sqlite3
+
+    foreign = tmp_path / "other.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE trials(id INTEGER PRIMARY KEY, name TEXT)")
+    conn.commit()
+    conn.close()
+    text = tmp_path / "notes.db"
+    text.write_text("not a database\n" * 100)
+    before = {p: _digest(p) for p in (foreign, text)}
+    with pytest.raises(StudyFileError, match="other.db is not a ckb study file"):
+        ckb.Optimizer([0, 0], [1, 1], storage=foreign, study_name="pump")
+    with pytest.raises(StudyFileError, match="other.db is not a ckb study file"):
+        ckb.Optimizer.load(foreign, "pump")
+    with pytest.raises(StudyFileError, match="notes.db is not a SQLite database"):
+        ckb.Optimizer([0, 0], [1, 1], storage=text)
+    with pytest.raises(StudyFileError, match="notes.db is not a SQLite database"):
+        ckb.Optimizer.load(text, "pump")
+    assert {p: _digest(p) for p in before} == before
+
+
+def test_a_truncated_or_stateless_study_file_is_a_clear_error(tmp_path):
+    """A file cut short gave a raw sqlite3.DatabaseError (or a JSONDecodeError), and a study without its
+    state rows a TypeError from core.py."""
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=6, n_init=2, storage=path, study_name="pump", **FAST)
+    run(opt, 3)
+    full = _snapshot(opt)
+    opt.close()
+    data = path.read_bytes()
+    errors = 0
+    for keep in (0.3, 0.5, 0.7, 0.8, 0.9, 0.95):
+        cut = tmp_path / f"cut{keep}.db"
+        cut.write_bytes(data[: int(len(data) * keep)])
+        try:
+            loaded = ckb.Optimizer.load(cut, "pump")
+        except StudyFileError as exc:
+            assert re.search(f"cut{keep}.db .*(truncated or damaged|not a SQLite)", str(exc)), exc
+            errors += 1
+        else:  # only free pages were cut: every value is intact
+            assert _snapshot(loaded) == full
+            loaded.close()
+    assert errors >= 3
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM policy_states")
+    with pytest.raises(StudyFileError, match="study 'pump' in .* has no stored optimizer state"):
+        ckb.Optimizer.load(path, "pump")

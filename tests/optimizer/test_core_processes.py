@@ -100,3 +100,93 @@ def test_concurrent_workers_share_one_study(tmp_path, workers):
     h = opt.history()
     assert len(h) == 3 * workers and all(t["state"] == "complete" for t in h)
     assert sum(t["source"] == "init" for t in h) == 3
+
+
+def _budget_worker(path, name, barrier, results, wid):
+    """A worker of the loop the budget is made for: ask until BudgetExhaustedError, tell each result."""
+    import ckb
+
+    opt = ckb.Optimizer.load(path, name)
+    barrier.wait(timeout=600)
+    got = []
+    while True:
+        try:
+            x = opt.ask()
+        except ckb.BudgetExhaustedError:
+            break
+        got.append(opt.tell(x, *_problem(x)))
+    opt.close()
+    results.put((wid, got))
+
+
+def test_six_workers_use_the_budget_exactly_and_share_it_fairly(tmp_path):
+    """Six processes on one study with instant evaluations (where SQLite's unfair lock starved all but one
+    or two workers, and the budget check outside the lock let them overshoot): exactly ``budget`` trials,
+    no trial asked twice, and no worker gets more than twice its share."""
+    import multiprocessing
+
+    path, workers, budget = str(tmp_path / "budget.db"), 6, 36
+    ckb.Optimizer(
+        [0, 0],
+        [1, 1],
+        m=1,
+        policy="penalty-noisy",
+        budget=budget,
+        n_init=3,
+        S=2,
+        storage=path,
+        study_name="shared",
+        refit_every=4,
+        num_restarts=2,
+        raw_samples=32,
+        maxiter=50,
+    ).close()
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(workers), ctx.Queue()
+    procs = [
+        ctx.Process(target=_budget_worker, args=(path, "shared", barrier, results, w)) for w in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    got = dict(results.get(timeout=900) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    numbers = sorted(n for g in got.values() for n in g)
+    assert numbers == list(range(budget))  # every trial told once, by the worker that asked it
+    opt = _check_consistent(path, "shared")
+    h = opt.history()
+    assert len(h) == budget and all(t["state"] == "complete" for t in h)
+    assert len({tuple(t["x"]) for t in h}) == budget  # no point asked twice
+    assert opt.metrics()["remaining"] == 0
+    share = budget / workers
+    assert max(len(g) for g in got.values()) <= 2 * share, {w: len(g) for w, g in got.items()}
+
+
+def test_a_worker_killed_mid_run_does_not_hold_up_the_others(tmp_path):
+    """kill -9 one of three workers (maybe while it waits for its turn, or during it): its ticket is
+    skipped, the others finish, and the study keeps every told result and at most its one pending ask."""
+    path = tmp_path / "killed.db"
+    victim = subprocess.Popen(
+        [sys.executable, "-c", _WORKER, str(path), "k", "1000"], stdout=subprocess.PIPE, text=True
+    )
+    assert victim.stdout.readline() != ""  # it has created the study and told one result
+    others = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(path), "k", "4"], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    for p in others:  # all three are asking now
+        assert p.stdout.readline() != ""
+    victim.stdout.readline()
+    os.kill(victim.pid, signal.SIGKILL)  # right after a tell: during (or waiting for) its next turn
+    victim.wait()
+    for p in others:
+        p.stdout.read()
+        p.wait(timeout=300)
+        assert p.returncode == 0
+    opt = _check_consistent(path, "k")
+    h = opt.history()
+    assert sum(t["state"] == "pending" for t in h) <= 1
+    assert sum(t["state"] == "complete" for t in h) >= 2 + 2 * 4

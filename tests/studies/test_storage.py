@@ -1,16 +1,20 @@
-"""The SQLite study store: round trips, exact JSON state, bad input, kill -9 and concurrent workers."""
+"""The SQLite study store: round trips, exact JSON state, bad input, kill -9 and concurrent workers; files
+ckb does not own (foreign, not SQLite, truncated, missing) are refused and left byte-identical; fair turns."""
 
+import hashlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
 
 from ckb.errors import InvalidInputError
-from ckb.studies import StudyNotFoundError, StudyStorage, dumps, loads
+from ckb.studies import StudyBusyError, StudyFileError, StudyNotFoundError, StudyStorage, dumps, loads
 
 SPEC = {"lower": [0.0, 0.0], "upper": [6.0, 6.0], "m": 2, "direction": "maximize", "policy": "rpol-ucb"}
 
@@ -173,20 +177,246 @@ def test_atomic_block_is_one_transaction_and_rolls_back_on_error(store):
     assert store.latest_policy_state("demo") == (1, {"t": 1})
 
 
-def test_files_without_the_info_column_gain_it(tmp_path):
-    import sqlite3
-
-    path = tmp_path / "old.db"
+def _old_study_file(path):
+    """A study file as ckb wrote it before the ``info`` column and the ``turns`` table (schema version 1)."""
     conn = sqlite3.connect(path)
-    old = (
-        "CREATE TABLE trials(id INTEGER PRIMARY KEY, study_id INTEGER NOT NULL, number INTEGER NOT NULL, "
-        "state TEXT NOT NULL, x TEXT NOT NULL, objective REAL, constraints TEXT, note TEXT, "
-        "asked_at REAL NOT NULL, told_at REAL, UNIQUE(study_id, number))"
+    conn.executescript(
+        """
+        PRAGMA journal_mode=WAL;
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE studies(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, spec TEXT NOT NULL,
+            created REAL NOT NULL);
+        CREATE TABLE trials(id INTEGER PRIMARY KEY, study_id INTEGER NOT NULL, number INTEGER NOT NULL,
+            state TEXT NOT NULL, x TEXT NOT NULL, objective REAL, constraints TEXT, note TEXT,
+            asked_at REAL NOT NULL, told_at REAL, UNIQUE(study_id, number));
+        CREATE TABLE policy_states(study_id INTEGER NOT NULL, step INTEGER NOT NULL, state TEXT NOT NULL,
+            created REAL NOT NULL, PRIMARY KEY(study_id, step));
+        INSERT INTO meta VALUES ('schema_version', '1');
+        """
     )
-    conn.execute(old)
+    conn.execute("INSERT INTO studies VALUES (1, 'demo', ?, 0.0)", (dumps(SPEC),))
+    conn.execute(
+        "INSERT INTO trials VALUES (1, 1, 0, 'complete', '[1.0,2.0]', 0.5, '[-1.0,0.25]', NULL, 0.0, 1.0)"
+    )
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_read_only_opens_never_migrate_an_old_file_and_a_writer_does(tmp_path):
+    path = tmp_path / "old.db"
+    _old_study_file(path)
+    before = _digest(path)
+    with StudyStorage(path, read_only=True) as s:
+        t = s.trials("demo")
+        assert t[0]["info"] is None and t[0]["constraints"].tolist() == [-1.0, 0.25]
+        with pytest.raises(InvalidInputError, match="opened read-only; nothing was changed"):
+            s.ask("demo", [1.0, 1.0])
+    assert _digest(path) == before
+    with StudyStorage(path) as s:  # a writer adds the info column and the turns table
+        s.ask("demo", [1.0, 1.0], info={"source": "user"})
+        assert [r["info"] for r in s.trials("demo")] == [None, {"source": "user"}]
+    conn = sqlite3.connect(path)
+    assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {"turns"}
+    conn.close()
+
+
+def _foreign(path):
+    """Someone else's SQLite database, with a table named like one of ckb's (rollback journal, not WAL)."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE trials(id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO trials(name) VALUES ('theirs')")
     conn.commit()
     conn.close()
+
+
+@pytest.mark.parametrize("options", [{}, {"read_only": True}, {"create": False}])
+def test_a_foreign_database_is_refused_and_stays_byte_identical(tmp_path, options):
+    path = tmp_path / "other.db"
+    _foreign(path)
+    before, files = _digest(path), sorted(os.listdir(tmp_path))
+    with pytest.raises(
+        StudyFileError, match=r"other.db is not a ckb study file: it holds the table\(s\) 'trials'"
+    ):
+        StudyStorage(path, **options)
+    assert _digest(path) == before and sorted(os.listdir(tmp_path)) == files
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert [r[1] for r in conn.execute("PRAGMA table_info(trials)")] == ["id", "name"]
+    conn.close()
+
+
+@pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
+def test_a_missing_file_is_an_error_and_nothing_is_created(tmp_path, options):
+    with pytest.raises(StudyFileError, match=r"no study file at '.*typo.db'.*nothing was created"):
+        StudyStorage(tmp_path / "typo.db", **options)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("options", [{}, {"read_only": True}])
+def test_a_file_that_is_not_sqlite_is_a_clear_error_and_stays_unchanged(tmp_path, options):
+    path = tmp_path / "notes.db"
+    path.write_text("pump settings, not a database\n" * 50)
+    before = _digest(path)
+    with pytest.raises(
+        StudyFileError, match=r"notes.db is not a SQLite database .*expected a SQLite study file"
+    ):
+        StudyStorage(path, **options)
+    assert _digest(path) == before
+
+
+def test_an_empty_file_is_a_new_study_file_to_a_writer_only(tmp_path):
+    path = tmp_path / "new.db"
+    path.touch()
+    with pytest.raises(StudyFileError, match="new.db is empty"):
+        StudyStorage(path, read_only=True)
     with StudyStorage(path) as s:
         s.create_study("demo", SPEC)
-        s.ask("demo", [1.0, 1.0])
-        assert s.trials("demo")[0]["info"] is None
+    with StudyStorage(path, read_only=True) as s:
+        assert s.study_names() == ["demo"]
+
+
+def _study_file(path, n=30):
+    with StudyStorage(path) as s:
+        s.create_study("demo", SPEC)
+        for i in range(n):
+            k = s.ask("demo", [i / n, 1.0], info={"source": "init", "i": i})
+            s.tell("demo", k, float(i), [-1.0, float(i)])
+            s.save_policy_state("demo", k, {"k": k, "x": np.arange(50.0)})
+        s._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _read_everything(path):
+    with StudyStorage(path, read_only=True) as s:
+        for name in s.study_names():
+            s.spec(name), s.trials(name), s.latest_policy_state(name)
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9, 0.99])
+def test_a_truncated_study_file_is_a_clear_error(tmp_path, keep):
+    full = tmp_path / "full.db"
+    _study_file(full)
+    data = full.read_bytes()
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(StudyFileError, match=r"cut.db .*(truncated or damaged|not a SQLite database)"):
+        _read_everything(cut)
+    assert cut.read_bytes() == data[: int(len(data) * keep)]
+
+
+def test_a_damaged_value_is_a_clear_error_naming_the_trial(tmp_path):
+    path = tmp_path / "s.db"
+    _study_file(path, n=3)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE trials SET x = '[0.5, 1.0' WHERE number = 1")  # a value cut short
+    conn.commit()
+    conn.close()
+    with pytest.raises(StudyFileError, match=r"s.db holds a damaged trial 1 \(JSONDecodeError"):
+        _read_everything(path)
+
+
+def _modes(path):
+    return {
+        p.name: oct(p.stat().st_mode & 0o777) for p in path.parent.iterdir() if p.name.startswith(path.name)
+    }
+
+
+@pytest.mark.parametrize("umask, mode", [(0o002, "0o664"), (0o022, "0o644"), (0o077, "0o600")])
+def test_new_study_files_honor_the_umask(tmp_path, umask, mode):
+    path = tmp_path / "s.db"
+    old = os.umask(umask)
+    try:
+        with StudyStorage(path) as s:
+            s.create_study("demo", SPEC)
+            modes = _modes(path)
+    finally:
+        os.umask(old)
+    assert modes == {"s.db": mode, "s.db-wal": mode, "s.db-shm": mode}
+
+
+def _dead_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _ticket(store, pid, host=None, token=None):
+    from ckb.studies.turns import _HOST, _start_token
+
+    with store.atomic():
+        return store._conn.execute(
+            "INSERT INTO turns(study_id, pid, host, token, since) VALUES (1, ?, ?, ?, 0.0)",
+            (pid, host or _HOST, _start_token(pid) if token is None else token),
+        ).lastrowid
+
+
+def test_a_turn_skips_the_tickets_of_dead_processes(store):
+    """A process killed while waiting (or in its turn) leaves its ticket; the next one removes it."""
+    _ticket(store, _dead_pid())
+    _ticket(store, os.getppid(), token="0")  # a live pid that is now another process (started at tick 0)
+    zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    _ticket(store, zombie.pid)
+    os.kill(zombie.pid, signal.SIGKILL)  # killed, not yet reaped: a zombie
+    time.sleep(0.2)
+    try:
+        with store.turn("demo"):
+            rows = store._conn.execute("SELECT pid FROM turns").fetchall()
+            assert [r["pid"] for r in rows] == [os.getpid()]
+    finally:
+        zombie.wait()
+    assert store._conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0] == 0
+
+
+def test_a_turn_that_does_not_come_is_a_clear_error_and_changes_nothing(tmp_path):
+    with StudyStorage(tmp_path / "s.db", timeout=0.3) as s:
+        s.create_study("demo", SPEC)
+        _ticket(s, 4242, host="elsewhere", token="1")  # cannot be checked: waited for
+        with pytest.raises(
+            StudyBusyError, match="waited 0.3 s for process 4242 on 'elsewhere'.*nothing was changed"
+        ):
+            with s.turn("demo"):
+                pytest.fail("the turn must not come")
+        assert [r["pid"] for r in s._conn.execute("SELECT pid FROM turns")] == [4242]
+
+
+def test_turns_are_served_in_the_order_they_were_taken(tmp_path):
+    """Workers that each hold their turn briefly, many times: the queue hands turns round-robin, so the
+    order of turns has no worker twice in a row while others wait (SQLite's lock alone starves them)."""
+    path = tmp_path / "s.db"
+    with StudyStorage(path) as s:
+        s.create_study("demo", SPEC)
+    code = textwrap.dedent(
+        """
+        import sys, time
+        from ckb.studies import StudyStorage
+        with StudyStorage(sys.argv[1]) as s:
+            s.trials("demo")
+            while time.time() < float(sys.argv[3]):
+                time.sleep(0.01)
+            for _ in range(10):
+                with s.turn("demo"):
+                    s.save_policy_state("demo", 0, {"who": sys.argv[2]})
+                    with s.atomic():
+                        s._conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)",
+                                        (f"turn-{time.time_ns()}", sys.argv[2]))
+                    time.sleep(0.01)
+        """
+    )
+    start = time.time() + 3
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(w), str(start)]) for w in range(3)]
+    for p in procs:
+        p.wait(timeout=120)
+        assert p.returncode == 0
+    conn = sqlite3.connect(path)
+    order = [r[0] for r in conn.execute("SELECT value FROM meta WHERE key LIKE 'turn-%' ORDER BY key")]
+    conn.close()
+    assert sorted(order) == sorted("012" * 10)
+    # while all three run, no worker gets ahead of another by more than a turn or two
+    spread = [
+        max(order[:i].count(w) for w in "012") - min(order[:i].count(w) for w in "012") for i in range(3, 28)
+    ]
+    assert max(spread) <= 2, order

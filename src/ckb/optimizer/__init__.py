@@ -7,10 +7,13 @@ constraints, pending points, a crash-safe SQLite study), its policies, models an
   (``optimize_acqf`` or enumeration);
 - ``policies/``: one file per practical policy (``ckb-ucb``, ``ckb-ts``, ``ckb-rand``, ``rpol-ucb``,
   ``config``, ``penalty-noisy``, ``cei``), registered in ``OPTIMIZER_POLICIES``;
-- ``core.py``: ``Optimizer`` (ask/tell, study storage, resume, metrics).
+- ``study.py``: ``Study``, the record behind an optimizer (trials, pending asks, budget, reports,
+  transactions over :class:`ckb.studies.StudyStorage`), and ``BudgetExhaustedError``;
+- ``core.py``: ``Optimizer``, the decisions (units of the outcomes, model fitting, maximizer, policy)
+  on top of its study: ask/tell, resume, metrics.
 
-``initial_design`` and ``Space`` need only numpy/scipy; ``Optimizer`` and the rest import torch and
-BoTorch (``pip install ckb[botorch]``) when first used.
+``initial_design``, ``Space``, ``Study`` and ``BudgetExhaustedError`` need only numpy/scipy; ``Optimizer``
+and the rest import torch and BoTorch (``pip install ckb[botorch]``) when first used.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from ckb.optimizer.space import Space, initial_design
+from ckb.optimizer.study import BudgetExhaustedError, Study
 
-__all__ = ["OPTIMIZER_POLICIES", "Optimizer", "Space", "initial_design"]
+__all__ = ["OPTIMIZER_POLICIES", "BudgetExhaustedError", "Optimizer", "Space", "Study", "initial_design"]
 
 
 def __getattr__(name: str) -> Any:

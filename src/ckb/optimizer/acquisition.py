@@ -47,7 +47,9 @@ def __getattr__(name: str) -> Any:
 
         module, new = _MOVED[name]
         warnings.warn(
-            f"ckb.optimizer.acquisition.{name} is deprecated; use {module}.{new}.", DeprecationWarning, stacklevel=2
+            f"ckb.optimizer.acquisition.{name} is deprecated; use {module}.{new}.",
+            DeprecationWarning,
+            stacklevel=2,
         )
         return getattr(importlib.import_module(module), new)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,12 +21,31 @@ gradient ascent of its score over the unit cube, or enumeration of ``candidates`
 updates. ``ask(k)`` repeats (d)-(e) k times, each pick conditioning the next, so the k points differ. A
 tell records the result and, for a point the policy chose, makes the policy's tell-time updates.
 
-**Storage.** Every ask, tell and failure, and the state after each step (policy state, the numpy
-generator, the GP hyperparameters), is a row of a SQLite study file (:mod:`ckb.studies.storage`; no
-pickle). Each ask and tell is one transaction that holds the file's write lock from reading the state to
-writing the new one, so several processes can share one study and a process killed at any moment leaves
-the file at its last completed step: constructing an ``Optimizer`` on an existing study resumes it (the
-options must match the stored ones). Without ``storage`` the study lives in memory.
+**Structure.** The optimizer decides; its :class:`~ckb.optimizer.study.Study` keeps the record (as Optuna
+separates sampler, study and storage). The study owns the trials, the pending asks, the budget, the
+reports (``history``, ``pending``, ``best_feasible``, ``metrics``) and the transactions; the optimizer
+owns the units of the outcomes, the models, the maximizer and the policy. An ask or a tell is one
+:meth:`Study.transact <ckb.optimizer.study.Study.transact>`: the study hands over a snapshot (the trials
+and the state after the last step: policy state, numpy generator, GP hyperparameters), the optimizer
+restores the policy from it, decides, and records its asks or tells and the new state on the snapshot,
+which the study writes in one transaction. The optimizer therefore keeps nothing between calls that the
+file does not hold, and several processes can work on one study.
+
+**Storage.** Every ask, tell and failure, and the state after each step, is a row of a SQLite study
+file (:mod:`ckb.studies.storage`; no pickle). Processes sharing a study take turns first come, first
+served (:mod:`ckb.studies.turns`), and each step's writes are one transaction, so a process killed at
+any moment leaves the file at its last completed step (every told result and recorded ask intact):
+constructing an ``Optimizer`` on an existing study resumes it (the options must match the stored ones).
+Without ``storage`` the study lives in memory. The budget is checked where an ask is written: once
+``budget`` trials are asked or told, :meth:`Optimizer.ask` raises :class:`BudgetExhaustedError`, so
+workers sharing a study stop at exactly ``budget`` trials::
+
+    while True:
+        try:
+            x = opt.ask()
+        except ckb.BudgetExhaustedError:
+            break
+        opt.tell(x, *evaluate(x))
 
 **Choices the continuous, fitted setting forces** (the papers assume a known kernel, known bounds
 and a finite or exactly maximized domain):
@@ -71,7 +90,10 @@ import numpy as np
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.space import Space, initial_design, nearest_unused
-from ckb.studies.storage import StudyStorage, dumps, loads
+from ckb.optimizer.study import BudgetExhaustedError, Metrics, Step, Study, complete_arrays
+from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
+
+__all__ = ["BotorchNotInstalledError", "BudgetExhaustedError", "Optimizer", "policy_units"]
 
 #: options that define a study; resuming with different values is an error
 _IDENTITY = (
@@ -115,6 +137,21 @@ def _require_botorch() -> None:
         )
 
 
+def policy_units(y: np.ndarray, c: np.ndarray, minimize: bool, m: int) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Outcomes in the policies' units: the objective in the maximization sense, standardized by the mean
+    and (ddof=1) standard deviation of the observations (sd 1 for fewer than two observations or a
+    constant objective); each constraint divided by the root mean square of its observed values (not
+    shifted, so 0 stays the threshold; 1 for a constraint observed only at 0). Returns ``(y_p, c_p,
+    scales)`` with ``scales = {"y_mean", "y_sd", "c_rms"}``."""
+    u = -y if minimize else y
+    mean = float(u.mean()) if u.size else 0.0
+    sd = float(u.std(ddof=1)) if u.size > 1 else 1.0
+    sd = sd if sd > 1e-12 * max(1.0, abs(mean)) else 1.0
+    rms = np.sqrt(np.mean(c**2, axis=0)) if len(c) else np.ones(m)
+    rms = np.where(rms > 0, rms, 1.0)
+    return (u - mean) / sd, c / rms, {"y_mean": mean, "y_sd": sd, "c_rms": rms}
+
+
 class Optimizer:
     """Constrained Bayesian optimization by ask/tell (see the module docstring).
 
@@ -124,12 +161,13 @@ class Optimizer:
     m : number of constraints (>= 1), feasible where ``g_j(x) <= 0``.
     policy : ``ckb-ucb`` (default), ``ckb-ts``, ``ckb-rand``, ``rpol-ucb``, ``config``, ``penalty-noisy``,
         ``cei``; its constants as extra keywords (``beta=``, ``B=``, ``delta=``, ...; see each policy).
-    budget : the planned number of evaluations T (sets the policies' horizon ``budget - n_init``); asking
-        beyond it continues with the same constants.
+    budget : the number of evaluations T (trials asked or told; sets the policies' horizon
+        ``budget - n_init``). Once it is used, :meth:`ask` raises :class:`BudgetExhaustedError`.
     minimize : minimize the objective instead of maximizing it.
     n_init : size of the initial Sobol design (default ``2d + 2``).
     seed : seeds the design and the policy's generator.
-    storage : a SQLite file path or a :class:`~ckb.studies.StudyStorage` (None: in memory).
+    storage : a SQLite file path or a :class:`~ckb.studies.StudyStorage` (None: in memory). A new path
+        is created; an existing file must be a ckb study file (any other file is refused, unchanged).
     study_name : the study in that file (default ``"study"``); an existing study is resumed.
     candidates : optional (n, d) points in the box: the optimizer then only proposes candidates.
     refit_every : refit the GP hyperparameters after this many new results (1: at every ask).
@@ -164,13 +202,14 @@ class Optimizer:
     ) -> None:
         _require_botorch()
         self.space = Space(lower, upper, candidates)
-        d = self.space.d
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
         self.budget = check_scalar(budget, "budget", low=1, integer=True)
         if not isinstance(minimize, (bool, np.bool_)):
             raise InvalidInputError(f"minimize must be True or False, got {minimize!r}.")
         self.minimize = bool(minimize)
-        self.n_init = check_scalar(2 * d + 2 if n_init is None else n_init, "n_init", low=0, integer=True)
+        self.n_init = check_scalar(
+            2 * self.space.d + 2 if n_init is None else n_init, "n_init", low=0, integer=True
+        )
         self.seed = check_scalar(seed, "seed", low=0, integer=True)
         self.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
         self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
@@ -178,10 +217,23 @@ class Optimizer:
         self.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
         self.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
         self.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+        self._set_policy(policy, policy_params)
+        self.study_name = "study" if study_name is None else study_name
+        if not isinstance(self.study_name, str) or not self.study_name:
+            raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
+        self.study = Study.open(storage, self.study_name, self._spec(), self._initial_state, _IDENTITY)
+        try:
+            self._load_latest()
+        except BaseException:
+            self.study.close()
+            raise
+
+    # ----------------------------------------------------------------------------- construction
+    def _set_policy(self, policy: str, policy_params: dict[str, Any]) -> None:
+        """Resolve the policy's name and check its constants (by building it) before anything is stored."""
         reg = _policy_registry()
         self.policy_name = reg.canonical(policy)  # UnknownNameError with a did-you-mean
         self._policy_cls = reg.get(self.policy_name)
-        _check_policy_params(self._policy_cls, policy_params, self.policy_name)
         try:
             self.policy_params = loads(dumps(policy_params))
         except (TypeError, ValueError) as exc:
@@ -189,64 +241,36 @@ class Optimizer:
                 f"policy parameters must be numbers, strings, lists or dicts: {exc}"
             ) from None
         self.horizon = max(1, self.budget - self.n_init)
-        self.policy = self._make_policy()  # validates the policy's constants now
+        try:
+            self.policy = self._make_policy()  # the policy checks its constants now
+        except TypeError as exc:  # a keyword its constructor does not take
+            _unknown_keyword(exc, self._policy_cls, policy_params, self.policy_name)
+            raise
 
-        self._own_store = not isinstance(storage, StudyStorage)
-        if storage is None:
-            self.store = StudyStorage(":memory:")
-        elif isinstance(storage, StudyStorage):
-            self.store = storage
-        else:
-            self.store = StudyStorage(storage)
-        self.study_name = "study" if study_name is None else study_name
-        if not isinstance(self.study_name, str) or not self.study_name:
-            raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
-        spec = self._spec()
-        with self.store.atomic():
-            if self.study_name in self.store.study_names():
-                self._check_spec(self.store.spec(self.study_name), spec)
-            else:
-                self.store.create_study(self.study_name, spec)
-                state = {
-                    "policy": self.policy.state_dict(),
-                    "rng": np.random.default_rng(self.seed).bit_generator.state,
-                    "models": None,
-                }
-                self.store.save_policy_state(self.study_name, 0, state)
-        self._load_latest()
-
-    # ----------------------------------------------------------------------------- construction
     @classmethod
     def load(cls, storage: str | Path | StudyStorage, study_name: str, **options: Any) -> Optimizer:
         """Resume a stored study with its stored options (``options``: run-time settings such as
         ``refit_every``, ``num_restarts``, ``raw_samples``, ``maxiter``, ``batch_separation``,
-        ``torch_threads``)."""
-        store = storage if isinstance(storage, StudyStorage) else StudyStorage(storage)
-        spec = store.spec(study_name)  # StudyNotFoundError with a did-you-mean
-        if spec.get("kind") != "ckb.Optimizer":
-            raise InvalidInputError(f"study {study_name!r} in {store.path} was not written by ckb.Optimizer.")
+        ``torch_threads``). A missing file is an error (nothing is created)."""
         bad = set(options) - set(_RUNTIME)
         if bad:
             raise InvalidInputError(
                 f"Optimizer.load takes run-time settings only, got {sorted(bad)}; the study's options are stored."
             )
-        opts = {**spec.get("options", {}), **options}
-        opt = cls(
-            spec["lower"],
-            spec["upper"],
-            spec["m"],
-            policy=spec["policy"],
-            budget=spec["budget"],
-            minimize=spec["minimize"],
-            n_init=spec["n_init"],
-            seed=spec["seed"],
-            storage=store,
-            study_name=study_name,
-            candidates=spec["candidates"],
-            **opts,
-            **spec["policy_params"],
-        )
-        opt._own_store = not isinstance(storage, StudyStorage)
+        store, own = Study.storage(storage, create=False)
+        try:
+            spec = store.spec(study_name)  # StudyNotFoundError with a did-you-mean
+            if spec.get("kind") != "ckb.Optimizer":
+                raise InvalidInputError(
+                    f"study {study_name!r} in {store.path} was not written by ckb.Optimizer."
+                )
+            args, kwargs = _stored_options(spec, study_name, store.path)
+            opt = cls(*args, storage=store, study_name=study_name, **{**kwargs, **options})
+        except BaseException:
+            if own:
+                store.close()
+            raise
+        opt.study.own_store = own
         return opt
 
     def _make_policy(self):
@@ -264,33 +288,23 @@ class Optimizer:
             "n_init": self.n_init,
             "seed": self.seed,
             "policy_params": self.policy_params,
-            "options": {
-                "refit_every": self.refit_every,
-                "num_restarts": self.num_restarts,
-                "raw_samples": self.raw_samples,
-                "maxiter": self.maxiter,
-                "batch_separation": self.batch_separation,
-                "torch_threads": self.torch_threads,
-            },
+            "options": {key: getattr(self, key) for key in _RUNTIME},
         }
 
-    def _check_spec(self, stored: dict[str, Any], given: dict[str, Any]) -> None:
-        if stored.get("kind") != "ckb.Optimizer":
-            raise InvalidInputError(
-                f"study {self.study_name!r} in {self.store.path} was not written by ckb.Optimizer; use another name."
-            )
-        for key in _IDENTITY:
-            a, b = loads(dumps(stored.get(key))), loads(dumps(given.get(key)))
-            if a != b:
-                raise InvalidInputError(
-                    f"study {self.study_name!r} in {self.store.path} was created with {key} = {a!r}, but this "
-                    f"Optimizer was given {key} = {b!r}. Pass the stored options to resume it "
-                    f"(Optimizer.load(path, {self.study_name!r}) reads them), or use another study_name."
-                )
+    def _initial_state(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy.state_dict(),
+            "rng": np.random.default_rng(self.seed).bit_generator.state,
+            "models": None,
+        }
+
+    @property
+    def store(self) -> StudyStorage:
+        """The study file (:class:`~ckb.studies.StudyStorage`)."""
+        return self.study.store
 
     def close(self) -> None:
-        if self._own_store:
-            self.store.close()
+        self.study.close()
 
     def __enter__(self) -> Optimizer:
         return self
@@ -300,71 +314,71 @@ class Optimizer:
 
     # ------------------------------------------------------------------------------------ state
     def _load_latest(self) -> int:
-        step, state = self.store.latest_policy_state(self.study_name)
-        self.policy = self._make_policy()
-        self.policy.load_state_dict(state["policy"])
-        self.rng = np.random.default_rng()
-        self.rng.bit_generator.state = state["rng"]
-        self._models_state = state.get("models")
+        step, state = self.study.latest_state()
+        self._restore(state)
         return step
 
-    def _save(self, step: int) -> None:
-        state = {
+    def _restore(self, state: dict[str, Any]) -> None:
+        """The policy, the generator and the model state as stored after a step."""
+        try:
+            self.policy = self._make_policy()
+            self.policy.load_state_dict(state["policy"])
+            self.rng = np.random.default_rng()
+            self.rng.bit_generator.state = state["rng"]
+            self._models_state = state.get("models")
+        except (KeyError, TypeError) as exc:
+            raise StudyFileError(
+                f"study {self.study_name!r} in {self.store.path} holds a damaged optimizer state "
+                f"({type(exc).__name__}: {exc})."
+            ) from exc
+
+    def _state(self) -> dict[str, Any]:
+        return {
             "policy": self.policy.state_dict(),
             "rng": self.rng.bit_generator.state,
             "models": self._models_state,
         }
-        self.store.save_policy_state(self.study_name, step, state)
 
-    @contextmanager
-    def _step(self):
-        """One transaction: lock the file, load the latest state, yield the next step number, save."""
-        with self.store.atomic(), _torch_threads(self.torch_threads):
-            step = self._load_latest() + 1
-            yield step
-            self._save(step)
+    def _transact(self, decide):
+        """One step: the study's snapshot restores the policy, ``decide(step)`` records on it, and the
+        state after it is written with what it recorded (:meth:`Study.transact`)."""
 
-    # ---------------------------------------------------------------------------------- values
-    def _policy_units(self, y: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
-        """Objective standardized in the maximization sense, constraints divided by their RMS."""
-        u = -y if self.minimize else y
-        mean = float(u.mean()) if u.size else 0.0
-        sd = float(u.std(ddof=1)) if u.size > 1 else 1.0
-        sd = sd if sd > 1e-12 * max(1.0, abs(mean)) else 1.0
-        rms = np.sqrt(np.mean(c**2, axis=0)) if len(c) else np.ones(self.m)
-        rms = np.where(rms > 0, rms, 1.0)
-        return (u - mean) / sd, c / rms, {"y_mean": mean, "y_sd": sd, "c_rms": rms}
+        def run(step: Step):
+            with _torch_threads(self.torch_threads):
+                self._restore(step.state)
+                result = decide(step)
+            step.new_state = self._state()
+            return result
 
-    @staticmethod
-    def _complete(trials: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        done = [t for t in trials if t["state"] == "complete"]
-        if not done:
-            return np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0))
-        X = np.stack([t["x"] for t in done])
-        y = np.array([t["objective"] for t in done], dtype=float)
-        c = np.stack([np.asarray(t["constraints"], dtype=float) for t in done])
-        return X, y, c
+        return self.study.transact(run)
 
     # -------------------------------------------------------------------------------------- ask
     def ask(self, k: int | None = None) -> np.ndarray:
-        """The next point ``(d,)``, or ``k`` distinct points ``(k, d)`` to evaluate in parallel."""
+        """The next point ``(d,)``, or ``k`` distinct points ``(k, d)`` to evaluate in parallel.
+
+        Raises :class:`BudgetExhaustedError` when the budget is used (``metrics()["remaining"] == 0``);
+        ``ask(k)`` with fewer than ``k`` trials left returns the ``remaining`` points that are left.
+        """
         n = 1 if k is None else check_scalar(k, "k (number of points)", low=1, integer=True)
+        points = self._transact(lambda step: self._ask_step(step, n))
+        return points[0] if k is None else np.stack(points)
+
+    def _ask_step(self, step: Step, n: int) -> list[np.ndarray]:
         import torch
 
+        step.check_budget()
         points = []
-        with self._step(), torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(self.rng.integers(2**63 - 1)))  # fits, sample paths: reproducible
-            trials = self.store.trials(self.study_name)
             ctx = None
-            for _ in range(n):
+            for _ in range(min(n, step.remaining)):
                 start = time.perf_counter()
-                x, info, ctx = self._next(trials, ctx)
+                x, info, ctx = self._next(step.trials, ctx)
                 # seconds of this point's decision (a batch's model fit is counted in its first point)
                 info["seconds"] = time.perf_counter() - start
-                number = self.store.ask(self.study_name, x, info)
-                trials.append({"number": number, "state": "pending", "x": x, "info": info})
+                step.ask(x, info)
                 points.append(x)
-        return points[0] if k is None else np.stack(points)
+        return points
 
     def _next(self, trials: list[dict], ctx):
         n_design = sum(1 for t in trials if (t.get("info") or {}).get("source") == "init")
@@ -420,8 +434,8 @@ class Optimizer:
         """Data in policy units and the fitted models (hyperparameters per the refit schedule)."""
         from ckb.optimizer.models import Models
 
-        X, y, c = self._complete(trials)
-        y_p, c_p, _ = self._policy_units(y, c)
+        X, y, c = complete_arrays(trials)
+        y_p, c_p, _ = policy_units(y, c, self.minimize, self.m)
         targets = self.policy.targets(y_p, c_p)
         names, tag, n = list(targets), self.policy.model_tag(), len(y)
         st = self._models_state
@@ -443,33 +457,35 @@ class Optimizer:
         note: str = "",
     ) -> int:
         """Record the evaluation of ``x`` (a point from :meth:`ask`, or its trial number); returns the trial
-        number. A point that was not asked is recorded as a new trial. ``failed=True`` keeps a failed
-        evaluation (no values needed). Values must be finite; ``constraints`` has m entries (<= 0: feasible).
+        number. A point that was not asked is recorded as a new trial (even past the budget: a result is
+        always kept). ``failed=True`` keeps a failed evaluation (no values needed). Values must be finite;
+        ``constraints`` has m entries (<= 0: feasible).
         """
         y, c = None, None
         if not failed:
             y, c = self._check_values(objective, constraints)
-        with self._step():
-            trials = self.store.trials(self.study_name)
-            number = self._resolve(x, trials)
-            if number is None:
-                number = self.store.ask(self.study_name, self.space.check_point(x), {"source": "user"})
-                trial = {"info": {"source": "user"}}
-            else:
-                trial = next(t for t in trials if t["number"] == number)
-                if trial["state"] != "pending":
-                    raise InvalidInputError(
-                        f"trial {number} of study {self.study_name!r} is already {trial['state']}; nothing was changed."
-                    )
-            if failed:
-                self.store.fail(self.study_name, number, str(note))
-                return number
-            self.store.tell(self.study_name, number, y, c)
-            if (trial.get("info") or {}).get("source") == "policy":
-                _, yy, cc = self._complete(self.store.trials(self.study_name))
-                _, _, scales = self._policy_units(yy, cc)
-                u = -y if self.minimize else y
-                self.policy.observe((u - scales["y_mean"]) / scales["y_sd"], c / scales["c_rms"])
+        return self._transact(lambda step: self._tell_step(step, x, y, c, failed, str(note)))
+
+    def _tell_step(
+        self, step: Step, x: Any, y: float | None, c: np.ndarray | None, failed: bool, note: str
+    ) -> int:
+        number = self._resolve(x, step.trials)
+        if number is None:
+            number = step.ask(self.space.check_point(x), {"source": "user"}, budgeted=False)
+        trial = next(t for t in step.trials if t["number"] == number)
+        if trial["state"] != "pending":
+            raise InvalidInputError(
+                f"trial {number} of study {self.study_name!r} is already {trial['state']}; nothing was changed."
+            )
+        if failed:
+            step.fail(number, note)
+            return number
+        step.tell(number, y, c)
+        if (trial.get("info") or {}).get("source") == "policy":
+            _, yy, cc = complete_arrays(step.trials)
+            _, _, scales = policy_units(yy, cc, self.minimize, self.m)
+            u = -y if self.minimize else y
+            self.policy.observe((u - scales["y_mean"]) / scales["y_sd"], c / scales["c_rms"])
         return number
 
     def _check_values(self, objective: Any, constraints: Any) -> tuple[float, np.ndarray]:
@@ -527,69 +543,40 @@ class Optimizer:
         """Every trial in number order: ``number``, ``state`` (pending/complete/failed), ``x``,
         ``objective``, ``constraints``, ``feasible``, ``note``, ``source`` (init/policy/user), ``info``
         (the policy's internals at the ask), ``asked_at``, ``told_at``."""
-        out = []
-        for t in self.store.trials(self.study_name):
-            info = t.get("info") or {}
-            feas = None if t["constraints"] is None else bool(np.all(t["constraints"] <= 0))
-            out.append({**t, "feasible": feas, "source": info.get("source", "user"), "info": info})
-        return out
+        return self.study.history()
 
     def pending(self) -> list[dict[str, Any]]:
         """The trials asked and not yet told (e.g. by a process that crashed): ``[{"trial", "x"}, ...]``;
         tell them by point or trial number."""
-        return [
-            {"trial": t["number"], "x": t["x"]} for t in self.store.trials(self.study_name, state="pending")
-        ]
+        return self.study.pending()
 
     def best_feasible(self) -> dict[str, Any] | None:
         """The best complete trial with every constraint <= 0: ``{"x", "objective", "constraints",
         "trial"}``, or None."""
-        best = None
-        for t in self.store.trials(self.study_name, state="complete"):
-            if np.all(t["constraints"] <= 0):
-                better = best is None or (
-                    t["objective"] < best["objective"]
-                    if self.minimize
-                    else t["objective"] > best["objective"]
-                )
-                if better:
-                    best = {
-                        "x": t["x"],
-                        "objective": t["objective"],
-                        "constraints": t["constraints"],
-                        "trial": t["number"],
-                    }
-        return best
+        return self.study.best_feasible()
 
-    def metrics(self) -> dict[str, Any]:
-        """Running metrics on the observed values: ``evaluations`` (complete), ``failed``, ``pending``,
-        ``violating_evaluations`` (some constraint > 0), ``cumulative_violation`` (sum over evaluations
-        and constraints of the positive parts) and ``cumulative_violation_per_constraint``,
-        ``best_feasible`` (value or None), ``budget``, ``remaining`` (budget minus trials asked or told),
-        ``policy`` and the policy's current state
-        (``policy_state``: duals, Q, kappa, ...)."""
-        trials = self.store.trials(self.study_name)
-        _, y, c = self._complete(trials)
-        per = np.maximum(c, 0.0).sum(axis=0) if len(c) else np.zeros(self.m)
-        best = self.best_feasible()
+    def metrics(self) -> Metrics:
+        """Running metrics on the observed values (:mod:`ckb.violation`'s vocabulary):
+
+        ``evaluations`` (complete), ``failed``, ``pending``, ``violating_evaluations`` (some constraint
+        > 0), ``violation`` (soft: the norm over constraints of the positive part of each constraint's sum)
+        and ``violation_per_constraint``, ``positive_violation`` (the norm of each constraint's sum of
+        positive parts) and ``positive_violation_per_constraint``, ``best_feasible`` (value or None),
+        ``budget``, ``remaining`` (budget minus trials asked or told; :meth:`ask` raises when it is 0),
+        ``policy`` and the policy's current state (``policy_state``: duals, Q, kappa, ...).
+
+        Deprecated (reading them warns): ``cumulative_violation``, the sum over evaluations and
+        constraints of the positive parts (an L1 norm; use ``positive_violation``), and
+        ``cumulative_violation_per_constraint`` (equal to ``positive_violation_per_constraint``).
+        """
+        met = self.study.metrics()
         self._load_latest()  # a read; WAL gives it a consistent snapshot
-        return {
-            "evaluations": len(y),
-            "failed": sum(t["state"] == "failed" for t in trials),
-            "pending": sum(t["state"] == "pending" for t in trials),
-            "violating_evaluations": int(np.sum(np.any(c > 0, axis=1))) if len(c) else 0,
-            "cumulative_violation": float(per.sum()),
-            "cumulative_violation_per_constraint": per.tolist(),
-            "best_feasible": None if best is None else best["objective"],
-            "budget": self.budget,
-            "remaining": max(0, self.budget - len(trials)),
-            "policy": self.policy_name,
-            "policy_state": self.policy.internals(),
-        }
+        met.update(policy=self.policy_name, policy_state=self.policy.internals())
+        return met
 
     @property
     def trials_told(self) -> int:
-        return sum(t["state"] != "pending" for t in self.store.trials(self.study_name))
+        return sum(t["state"] != "pending" for t in self.study.trials())
 
     def __repr__(self) -> str:
         return (
@@ -598,22 +585,37 @@ class Optimizer:
         )
 
 
-def _check_policy_params(cls: type, params: dict[str, Any], name: str) -> None:
-    """Reject keywords no ``__init__`` along the policy's class hierarchy accepts (with a did-you-mean)."""
+def _stored_options(spec: dict[str, Any], name: str, path: Path) -> tuple[tuple, dict[str, Any]]:
+    """The constructor's arguments stored in an optimizer study's spec."""
+    try:
+        args = (spec["lower"], spec["upper"], spec["m"])
+        kwargs = {key: spec[key] for key in ("policy", "budget", "minimize", "n_init", "seed", "candidates")}
+        return args, {**kwargs, **spec.get("options", {}), **spec["policy_params"]}
+    except (KeyError, TypeError) as exc:
+        raise StudyFileError(
+            f"study {name!r} in {path} has a damaged spec (missing {exc}); it cannot be resumed."
+        ) from exc
+
+
+def _unknown_keyword(exc: TypeError, cls: type, params: dict[str, Any], name: str) -> None:
+    """Raise "no parameter" with a did-you-mean if ``exc`` is the constructor refusing one of ``params``.
+
+    The policy validates its own keywords when built (before anything is stored); a constructor that
+    declares them keyword-only lets Python refuse an unknown one with a TypeError, turned here into a
+    clear error listing the keywords the class hierarchy declares.
+    """
     import inspect
 
-    valid: set[str] = set()
+    key = next((k for k in params if f"argument '{k}'" in str(exc)), None)
+    if key is None or "unexpected keyword" not in str(exc):
+        return
+    valid = set(_RUNTIME)
     for klass in cls.__mro__:
         if "__init__" in vars(klass):
             for p in inspect.signature(klass.__init__).parameters.values():
                 if p.kind is p.KEYWORD_ONLY:
                     valid.add(p.name)
-    runtime = {"refit_every", "num_restarts", "raw_samples", "maxiter", "torch_threads"}
-    for key in params:
-        if key not in valid:
-            raise InvalidInputError(
-                f"policy {name!r} has no parameter {key!r}.{did_you_mean(key, sorted(valid | runtime))}"
-            )
+    raise InvalidInputError(f"policy {name!r} has no parameter {key!r}.{did_you_mean(key, valid)}") from None
 
 
 @contextmanager

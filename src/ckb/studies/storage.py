@@ -9,10 +9,23 @@ values and policy states are JSON, with numpy arrays encoded exactly (:func:`dum
 
 Schema (version 1)::
 
+    meta(key, value)                      -- the ckb marker: key 'schema_version'
     studies(id, name UNIQUE, spec JSON, created)
     trials(id, study_id, number, state in {pending, complete, failed}, x JSON, objective, constraints JSON,
            note, asked_at, told_at, info JSON; UNIQUE(study_id, number))
     policy_states(study_id, step, state JSON, created; PRIMARY KEY(study_id, step))
+    turns(ticket, study_id, pid, host, token, since)   -- the fair queue (:mod:`ckb.studies.turns`)
+
+**Files ckb does not own are never changed.** Before anything is written, an existing file is opened
+read-only and must be a ckb study file (its ``meta`` table holds ``schema_version``) or hold no table at
+all (a new, empty file); a foreign SQLite database, a file that is not SQLite, and a damaged or
+truncated one are refused with :class:`StudyFileError` naming the file, and stay byte-identical.
+``read_only=True`` (what ``ckb study list|show|export`` use) opens the file with SQLite's ``mode=ro``
+and never creates, converts or migrates it; ``create=False`` (what :meth:`ckb.Optimizer.load` uses)
+refuses a missing file instead of creating an empty one. A new file is created with mode ``0o666``
+minus the umask (SQLite alone would cap it at ``0o644``); its ``-wal`` and ``-shm`` files follow it.
+SQLite errors met later (a file damaged while open, a lock held past the timeout) surface as
+:class:`StudyFileError` / :class:`~ckb.studies.turns.StudyBusyError` with the file's name.
 
 The storage checks what it can know on its own: the point's dimension and box and the number of
 constraint values against the study's ``spec`` (``{"lower": [...], "upper": [...], "m": m}``), finite
@@ -20,18 +33,21 @@ values unless a trial is told as failed, and that the study and trial exist. A r
 nothing.
 
 Compound operations: :meth:`StudyStorage.atomic` holds the file's write lock for a block of operations
-(``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on an exception), so a process can read the latest policy
-state, decide, record its ask and save the new state without another process interleaving; the
-operations inside join that one transaction. The ``info`` column (a JSON dict per trial, e.g. where a
-point came from and the policy's internals at the ask) was added after version 1 was first released;
-older files gain it when opened.
+(``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on an exception), so the operations inside join one
+transaction; :meth:`StudyStorage.reading` gives several reads one consistent snapshot;
+:meth:`StudyStorage.turn` queues a process fairly behind the others working on the same study. The
+``info`` column (a JSON dict per trial, e.g. where a point came from and the policy's internals at the
+ask) and the ``turns`` table were added after version 1 was first released; older ckb files gain them
+when opened to write (read-only opens read them as they are).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -40,11 +56,13 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import did_you_mean
-from ckb.errors import CKBError, InvalidInputError
+from ckb.errors import CKBError, DataFileError, InvalidInputError
+from ckb.studies.turns import TURNS_TABLE, StudyBusyError, turn
 
 SCHEMA_VERSION = 1
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS studies(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, spec TEXT NOT NULL, created REAL NOT NULL);
@@ -57,10 +75,19 @@ CREATE TABLE IF NOT EXISTS policy_states(
     study_id INTEGER NOT NULL REFERENCES studies(id), step INTEGER NOT NULL, state TEXT NOT NULL,
     created REAL NOT NULL, PRIMARY KEY(study_id, step));
 """
+    + TURNS_TABLE
+)
+
+#: what a study file is expected to be, for error messages
+_EXPECTED = "expected a SQLite study file written by ckb.Optimizer"
 
 
 class StudyNotFoundError(CKBError, KeyError):
     """No study of that name in the file."""
+
+
+class StudyFileError(DataFileError):
+    """The study file is missing, not a SQLite database, not a ckb study file, or damaged."""
 
 
 # ----------------------------------------------------------------------------------------- JSON codec
@@ -106,40 +133,197 @@ def loads(text: str) -> Any:
 
 
 # ------------------------------------------------------------------------------------------- storage
-class StudyStorage:
-    """One SQLite study file (see the module docstring). Safe to use from several processes."""
+def _guarded(method):
+    """Let ``method`` raise SQLite's errors as :class:`StudyFileError` / :class:`StudyBusyError` naming the file."""
 
-    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.IntegrityError):  # a bug, not a property of the file
+                raise
+            raise self._error(exc) from exc
+
+    return call
+
+
+def _classify(conn: sqlite3.Connection) -> tuple[str, list[str], str | None]:
+    """``("ckb" | "empty" | "foreign", tables, schema_version)`` of an open database."""
+    tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    if not tables:
+        return "empty", tables, None
+    if "meta" in tables:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None:
+            return "ckb", tables, str(row[0])
+    return "foreign", tables, None
+
+
+class StudyStorage:
+    """One SQLite study file (see the module docstring). Safe to use from several processes.
+
+    Parameters
+    ----------
+    path : the file, or ``":memory:"``.
+    timeout : seconds to wait for the file's write lock, or for a turn (:meth:`turn`) that does not move.
+    read_only : open with SQLite's ``mode=ro``: reads only; nothing is created, converted or migrated.
+    create : create the file if it does not exist (a writer's default); False: a missing file is an error.
+    """
+
+    def __init__(
+        self, path: str | Path, timeout: float = 60.0, *, read_only: bool = False, create: bool = True
+    ) -> None:
         self.path = Path(path)
-        if not self.path.parent.exists():
+        self.timeout = float(timeout)
+        self.read_only = bool(read_only)
+        self._memory = str(path) == ":memory:"
+        self._depth = 0
+        self._turn_depth = 0
+        self._conn: sqlite3.Connection | None = None
+        if self._memory and self.read_only:
+            raise InvalidInputError("an in-memory study (':memory:') cannot be opened read-only.")
+        try:
+            if self._memory:
+                self._conn = self._connect(str(path), uri=False)
+                self._prepare_writer()
+            elif self.read_only:
+                self._open_existing()
+                self._conn = self._connect(self._uri(), uri=True)
+                self._conn.execute("PRAGMA query_only = ON")
+                self._check_kind(_classify(self._conn), allow_empty=False)
+                self._check_integrity(self._conn)
+            else:
+                if self._open_existing(create=create):
+                    kind = self._probe()  # read-only: a foreign file is refused before anything is written
+                    self._check_kind(kind, allow_empty=True)
+                self._conn = self._connect(str(self.path), uri=False)
+                self._prepare_writer()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise self._error(exc) from exc
+        except BaseException:
+            self.close()
+            raise
+        cols = {r["name"] for r in self._conn.execute("PRAGMA table_info(trials)")}
+        self._has_info = "info" in cols
+
+    # ------------------------------------------------------------------------------- opening
+    def _uri(self) -> str:
+        return self.path.resolve().as_uri() + "?mode=ro"
+
+    def _connect(self, target: str, uri: bool) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=self.timeout, isolation_level=None, uri=uri)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+        return conn
+
+    def _open_existing(self, create: bool = False) -> bool:
+        """Check the path; create a new empty file if allowed. True: the file existed before."""
+        if self.path.is_dir():
+            raise StudyFileError(f"{str(self.path)!r} is a directory; {_EXPECTED}.")
+        if self.path.exists():
+            return True
+        if not create:
+            raise StudyFileError(f"no study file at {str(self.path)!r} ({_EXPECTED}); nothing was created.")
+        if not self.path.parent.is_dir():
             raise InvalidInputError(f"the directory of the study file {str(self.path)!r} does not exist.")
-        self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-        self._conn.row_factory = sqlite3.Row
+        try:  # mode 0o666 minus the umask (SQLite would create it 0o644 minus the umask)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:  # another process created it first
+            pass
+        return False
+
+    def _probe(self) -> tuple[str, list[str], str | None]:
+        """Classify the existing file through a read-only connection (which cannot change it)."""
+        conn = sqlite3.connect(self._uri(), timeout=self.timeout, uri=True)
+        try:
+            kind = _classify(conn)
+            if kind[0] == "ckb":
+                self._check_integrity(conn)
+            return kind
+        finally:
+            conn.close()
+
+    def _check_integrity(self, conn: sqlite3.Connection) -> None:
+        """SQLite's ``quick_check`` of the file (milliseconds for a study): a file cut short can still
+        open, and even answer some queries, with pages read as zeros; refuse it instead."""
+        problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if problem != "ok":
+            first = str(problem).replace("*** in database main ***", "").strip().splitlines()[0]
+            raise StudyFileError(
+                f"{self.path} is damaged (SQLite's quick_check: {first}); {_EXPECTED} (is it truncated "
+                "or damaged? nothing was changed)."
+            )
+
+    def _check_kind(self, kind: tuple[str, list[str], str | None], *, allow_empty: bool) -> None:
+        what, tables, version = kind
+        if what == "empty" and not allow_empty:
+            raise StudyFileError(f"{self.path} is empty (no tables): not a ckb study file; {_EXPECTED}.")
+        if what == "foreign":
+            raise StudyFileError(
+                f"{self.path} is not a ckb study file: it holds the table(s) {', '.join(map(repr, tables))} but no ckb schema "
+                f"(a 'meta' table with its schema_version); {_EXPECTED}. The file was not changed."
+            )
+        if what == "ckb" and version != str(SCHEMA_VERSION):
+            raise StudyFileError(
+                f"{self.path} has study schema version {version}, this ckb reads version {SCHEMA_VERSION}."
+            )
+
+    def _prepare_writer(self) -> None:
+        """WAL mode, then (under the write lock) the schema for a new file or the migrations of an old one."""
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        for stmt in _SCHEMA.strip().split(";"):
-            if stmt.strip():
-                self._conn.execute(stmt)
-        cols = {r["name"] for r in self._conn.execute("PRAGMA table_info(trials)")}
-        if "info" not in cols:  # files written before the info column existed
-            try:
-                self._conn.execute("ALTER TABLE trials ADD COLUMN info TEXT")
-            except sqlite3.OperationalError:  # another process added it first
-                pass
-        self._depth = 0
-        row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        with self._tx(immediate=True) as c:
+            what, tables, _ = kind = _classify(c)
+            self._check_kind(kind, allow_empty=True)  # again, now that no one else can write
+            if what == "empty":
+                for stmt in _SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                return
+            if "info" not in {r["name"] for r in c.execute("PRAGMA table_info(trials)")}:
+                c.execute("ALTER TABLE trials ADD COLUMN info TEXT")  # files from before the info column
+            if "turns" not in tables:
+                c.execute(TURNS_TABLE)
+
+    def _error(self, exc: sqlite3.DatabaseError) -> CKBError:
+        """SQLite's error as a one-line ckb error naming the file."""
+        msg = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg):
+            return StudyBusyError(
+                f"{self.path} stayed locked by another process for more than {self.timeout:g} s ({msg}); "
+                "nothing was changed."
             )
-        elif int(row["value"]) != SCHEMA_VERSION:
-            raise InvalidInputError(
-                f"{self.path} has study schema version {row['value']}, this ckb reads version {SCHEMA_VERSION}."
+        if "not a database" in msg:
+            return StudyFileError(f"{self.path} is not a SQLite database ({msg}); {_EXPECTED}.")
+        if "unable to open" in msg:
+            return StudyFileError(f"cannot open {self.path} ({msg}); {_EXPECTED}.")
+        if "readonly" in msg or "read-only" in msg:
+            return StudyFileError(
+                f"cannot write {self.path} ({msg}); it was opened read-only or is not writable."
             )
+        return StudyFileError(
+            f"cannot read {self.path} as a study file: {msg}; {_EXPECTED} (is it truncated or damaged?)."
+        )
+
+    def _decoded(self, text: Any, what: str) -> Any:
+        try:
+            return loads(text)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StudyFileError(
+                f"{self.path} holds a damaged {what} ({type(exc).__name__}: {exc}); {_EXPECTED}."
+            ) from exc
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise InvalidInputError(f"{self.path} was opened read-only; nothing was changed.")
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def __enter__(self) -> StudyStorage:
         return self
@@ -147,6 +331,7 @@ class StudyStorage:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    # -------------------------------------------------------------------------- transactions
     def _tx(self, immediate: bool = False):
         store = self
         conn = self._conn
@@ -154,14 +339,23 @@ class StudyStorage:
         class _T:
             def __enter__(self_inner):
                 if store._depth == 0:
-                    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+                    try:
+                        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+                    except sqlite3.DatabaseError as exc:
+                        raise store._error(exc) from exc
                 store._depth += 1
                 return conn
 
             def __exit__(self_inner, exc_type, exc, tb):
                 store._depth -= 1
                 if store._depth == 0:
-                    conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                    try:
+                        conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                    except sqlite3.DatabaseError as err:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        if exc_type is None:
+                            raise store._error(err) from err
                 return False
 
         return _T()
@@ -172,9 +366,34 @@ class StudyStorage:
         Operations inside join it; it commits at the end of the block and rolls everything back if the
         block raises. Nested blocks join the outermost one.
         """
+        self._writable()
         return self._tx(immediate=True)
 
+    def reading(self):
+        """A block of reads that all see one snapshot of the file (``with store.reading(): ...``)."""
+        return self._tx(immediate=False)
+
+    @_guarded
+    def turn(self, name: str):
+        """Wait for this process's turn at study ``name`` (first come, first served among the processes
+        working on it; :mod:`ckb.studies.turns`) and hold it for the block: ``with store.turn(name): ...``."""
+        self._writable()
+        return turn(self, int(self._study(name)["id"]))
+
+    @_guarded
+    def revision(self, name: str) -> tuple[int, int, int]:
+        """``(latest state step or -1, trials, pending trials)`` of a study: changes with every write of
+        :class:`ckb.Optimizer` (each saves a new state step) and with every ask or tell."""
+        study_id = self._study(name)["id"]
+        row = self._conn.execute(
+            "SELECT (SELECT COALESCE(MAX(step), -1) FROM policy_states WHERE study_id = ?) AS step, "
+            "COUNT(*) AS n, COALESCE(SUM(state = 'pending'), 0) AS pending FROM trials WHERE study_id = ?",
+            (study_id, study_id),
+        ).fetchone()
+        return int(row["step"]), int(row["n"]), int(row["pending"])
+
     # ---------------------------------------------------------------------------------- studies
+    @_guarded
     def create_study(self, name: str, spec: dict[str, Any], *, load_if_exists: bool = False) -> int:
         """Create a study (``spec``: JSON-able, with ``lower``, ``upper`` and ``m``); return its id."""
         if not isinstance(name, str) or not name:
@@ -187,6 +406,7 @@ class StudyStorage:
             raise InvalidInputError(
                 f"study bounds must be 1-D with upper > lower, got {spec['lower']} and {spec['upper']}."
             )
+        self._writable()
         with self._tx(immediate=True) as c:
             row = c.execute("SELECT id FROM studies WHERE name = ?", (name,)).fetchone()
             if row is not None:
@@ -200,6 +420,7 @@ class StudyStorage:
             )
             return int(cur.lastrowid)
 
+    @_guarded
     def study_names(self) -> list[str]:
         return [r["name"] for r in self._conn.execute("SELECT name FROM studies ORDER BY id")]
 
@@ -212,17 +433,28 @@ class StudyStorage:
             )
         return row
 
+    @_guarded
     def spec(self, name: str) -> dict[str, Any]:
-        return loads(self._study(name)["spec"])
+        return self._spec(self._study(name))
+
+    def _spec(self, study: sqlite3.Row) -> dict[str, Any]:
+        spec = self._decoded(study["spec"], f"spec of study {study['name']!r}")
+        if not isinstance(spec, dict) or any(k not in spec for k in ("lower", "upper", "m")):
+            raise StudyFileError(
+                f"{self.path} holds a damaged spec of study {study['name']!r} (no lower, upper and m); {_EXPECTED}."
+            )
+        return spec
 
     # ----------------------------------------------------------------------------------- trials
+    @_guarded
     def ask(self, name: str, x: Any, info: dict[str, Any] | None = None) -> int:
         """Record an asked point as a pending trial; returns its number (0, 1, ... per study).
 
         ``info``: an optional JSON-able dict kept with the trial (e.g. its source, the policy's internals).
         """
+        self._writable()
         study = self._study(name)
-        spec = loads(study["spec"])
+        spec = self._spec(study)
         x = self._check_point(spec, x)
         info_text = None if info is None else dumps(dict(info))
         with self._tx(immediate=True) as c:
@@ -236,10 +468,12 @@ class StudyStorage:
             )
         return number
 
+    @_guarded
     def tell(self, name: str, number: int, objective: float, constraints: Any) -> None:
         """Record a completed evaluation of pending trial ``number`` (finite values, m constraints)."""
+        self._writable()
         study = self._study(name)
-        spec = loads(study["spec"])
+        spec = self._spec(study)
         try:
             y = float(objective)
         except (TypeError, ValueError) as exc:
@@ -256,8 +490,10 @@ class StudyStorage:
             )
         self._finish(study, number, "complete", y, dumps(cons.tolist()), None)
 
+    @_guarded
     def fail(self, name: str, number: int, note: str = "") -> None:
         """Record that the evaluation of pending trial ``number`` failed (kept in the history)."""
+        self._writable()
         self._finish(self._study(name), number, "failed", None, None, str(note))
 
     def _finish(self, study, number, state, y, cons, note) -> None:
@@ -277,6 +513,7 @@ class StudyStorage:
                 (state, y, cons, note, time.time(), study["id"], int(number)),
             )
 
+    @_guarded
     def trials(self, name: str, state: str | None = None) -> list[dict[str, Any]]:
         """All trials of a study in number order (``state`` filters), with decoded values."""
         study = self._study(name)
@@ -286,25 +523,36 @@ class StudyStorage:
             + " ORDER BY number"
         )
         args = (study["id"], state) if state else (study["id"],)
-        out = []
-        for r in self._conn.execute(q, args):
-            out.append(
-                {
-                    "number": r["number"],
-                    "state": r["state"],
-                    "x": np.asarray(loads(r["x"]), dtype=float),
-                    "objective": r["objective"],
-                    "constraints": None if r["constraints"] is None else np.asarray(loads(r["constraints"])),
-                    "note": r["note"],
-                    "asked_at": r["asked_at"],
-                    "told_at": r["told_at"],
-                    "info": None if r["info"] is None else loads(r["info"]),
-                }
+        return [self._trial(r) for r in self._conn.execute(q, args)]
+
+    def _trial(self, r: sqlite3.Row) -> dict[str, Any]:
+        what = f"trial {r['number']}"
+        try:
+            x = np.asarray(self._decoded(r["x"], what), dtype=float)
+            cons = (
+                None
+                if r["constraints"] is None
+                else np.asarray(self._decoded(r["constraints"], what), dtype=float)
             )
-        return out
+        except (TypeError, ValueError) as exc:  # decoded, but not numbers
+            raise StudyFileError(f"{self.path} holds a damaged {what} ({exc}); {_EXPECTED}.") from exc
+        info = r["info"] if self._has_info else None  # read-only opens of files from before the column
+        return {
+            "number": r["number"],
+            "state": r["state"],
+            "x": x,
+            "objective": r["objective"],
+            "constraints": cons,
+            "note": r["note"],
+            "asked_at": r["asked_at"],
+            "told_at": r["told_at"],
+            "info": None if info is None else self._decoded(info, what),
+        }
 
     # ------------------------------------------------------------------------------ policy state
+    @_guarded
     def save_policy_state(self, name: str, step: int, state: dict[str, Any]) -> None:
+        self._writable()
         study = self._study(name)
         with self._tx(immediate=True) as c:
             c.execute(
@@ -312,13 +560,16 @@ class StudyStorage:
                 (study["id"], int(step), dumps(state), time.time()),
             )
 
+    @_guarded
     def latest_policy_state(self, name: str) -> tuple[int, dict[str, Any]] | None:
         study = self._study(name)
         row = self._conn.execute(
             "SELECT step, state FROM policy_states WHERE study_id = ? ORDER BY step DESC LIMIT 1",
             (study["id"],),
         ).fetchone()
-        return None if row is None else (int(row["step"]), loads(row["state"]))
+        if row is None:
+            return None
+        return int(row["step"]), self._decoded(row["state"], f"state (step {row['step']}) of study {name!r}")
 
     # ------------------------------------------------------------------------------------ checks
     @staticmethod
