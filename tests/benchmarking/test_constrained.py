@@ -13,6 +13,7 @@ from ckb.benchmarking.constrained import (
     final_gap,
     gap_curve,
     markdown_table,
+    regime_tables,
     plan,
     run_benchmark,
     run_metrics,
@@ -133,7 +134,9 @@ def test_runner_end_to_end_resume_and_report(tmp_path):
     assert len(entry["methods"]["sobol"]["best_feasible_curve"]["median"]) == 8
     table = (tmp_path / "table.md").read_text()
     assert "| qlognei |" in table and "| sobol |" in table and "gap / |f*|" in table
-    assert table == markdown_table(json.loads((tmp_path / "summary.json").read_text()))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert table == markdown_table(summary) + "\n" + regime_tables(summary)
+    assert "Cumulative regime" in table and "Best-feasible regime" in table
     assert (tmp_path / "plots" / "best-feasible-gramacy.png").stat().st_size > 0
 
     # a second run reuses both files and changes nothing

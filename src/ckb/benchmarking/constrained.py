@@ -102,6 +102,25 @@ def scaled_soft_violation(g: np.ndarray, scale: Sequence[float]) -> float:
     return soft_violation(g, scale)
 
 
+def cumulative_regret(f: np.ndarray, bench: ConstrainedBenchmark, minimize: bool) -> float:
+    r""":math:`\sum_t (u^* - u(x_t)) / \text{scale}` with :math:`u = f` (max) or :math:`-f` (min): the
+    cumulative (online) regime's regret, every evaluation counted, feasible or not (an infeasible point
+    with :math:`u > u^*` counts negatively, as in the papers' regret; its violation is counted apart)."""
+    sign = -1.0 if minimize else 1.0
+    f = np.asarray(f, dtype=float)
+    return float(np.sum(sign * bench.f_star - sign * f) / bench.gap_scale)
+
+
+def repeated_evaluations(x: np.ndarray, tol: float = 1e-9) -> int:
+    """Evaluations at a point evaluated before (max-norm distance <= ``tol`` times the box width 1)."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2 or len(x) < 2:
+        return 0
+    span = np.maximum(x.max(axis=0) - x.min(axis=0), 1e-300)
+    z = x / span
+    return int(sum(np.any(np.max(np.abs(z[:i] - z[i]), axis=1) <= tol) for i in range(1, len(z))))
+
+
 def violating_evaluations(g: np.ndarray) -> int:
     """Number of evaluations with some constraint > 0 (:func:`ckb.violation.violating_count`)."""
     return violating_count(g)
@@ -126,6 +145,10 @@ def run_metrics(record: dict[str, Any], bench: ConstrainedBenchmark | None = Non
         "scaled_soft_violation": scaled_soft_violation(g, bench.constraint_scale),
         "violating_evaluations": violating_evaluations(g),
         "violating_after_init": violating_evaluations(g[k:]),
+        "cumulative_regret": cumulative_regret(f, bench, minimize),
+        "scaled_soft_violation_after_init": scaled_soft_violation(g[k:], bench.constraint_scale),
+        "found_feasible": bool(np.any(np.all(g <= 0.0, axis=1))),
+        "repeated_evaluations": repeated_evaluations(np.asarray(record.get("X", []), dtype=float)),
         "seconds_per_iteration": float(after.mean()) if after.size else 0.0,
         "cpu_seconds_per_iteration": float(cpu.mean()) if cpu.size else 0.0,
     }
@@ -141,8 +164,45 @@ def ckb_policies() -> list[str]:
     return OPTIMIZER_POLICIES.names()
 
 
+#: benchmark variants of an optimizer policy: name -> (policy, options). Options: ``budget_in_scales``
+#: b sets ``violation_budget`` to b times each constraint's stated typical magnitude s_j;
+#: ``feasible_design`` hands the optimizer a known-feasible initial design (the first 2d + 2 feasible
+#: points of a scrambled Sobol sequence of the seed, found offline); ``goal`` picks the optimizer's goal
+#: with its default policy; ``params``: the policy's constants.
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
+    "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
+    "pcei-b5": ("pcei", {"budget_in_scales": 5.0}),
+    "pcei-b0-feasible-design": ("pcei", {"budget_in_scales": 0.0, "feasible_design": True}),
+    "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
+}
+
+
 def known_methods() -> list[str]:
     return ckb_policies() + list(BASELINE_METHODS)
+
+
+def variant_methods() -> list[str]:
+    """The variants (not run by default; name them with ``--methods``)."""
+    return list(VARIANTS)
+
+
+def feasible_design(problem: Problem, n: int, seed: int) -> np.ndarray:
+    """The first ``n`` feasible points (true constraints) of a scrambled Sobol sequence seeded by ``seed``
+    over the problem's box: a known-feasible initial design, as a user with earlier feasible runs has."""
+    from ckb.optimizer.space import _sobol_unit
+
+    dom = problem.domain
+    found: list[np.ndarray] = []
+    k = 1024
+    while len(found) < n and k <= 2**22:
+        U = _sobol_unit(dom.d, k, seed)
+        X = dom.lower + U * (dom.upper - dom.lower)
+        found = [x for x in X if np.all(np.asarray(problem.evaluate(-1, x)[1]) <= 0.0)]
+        k *= 4
+    if len(found) < n:
+        raise InvalidInputError(f"fewer than {n} feasible points in 2^22 Sobol points of {problem.name}.")
+    return np.array(found[:n])
 
 
 @dataclass(frozen=True)
@@ -209,20 +269,36 @@ def _versions() -> dict[str, str]:
     return dict(_VERSIONS)
 
 
+def _variant_params(cfg: RunConfig, problem: Problem) -> tuple[str, dict[str, Any]]:
+    """The policy and the optimizer keywords of ``cfg.method`` (a variant resolved on its problem)."""
+    if cfg.method not in VARIANTS:
+        return cfg.method, dict(cfg.params)
+    policy, options = VARIANTS[cfg.method]
+    params = {**options.get("params", {}), **cfg.params}
+    bench = CONSTRAINED_BENCHMARKS[cfg.problem]
+    if "budget_in_scales" in options:
+        params["violation_budget"] = [options["budget_in_scales"] * s for s in bench.constraint_scale]
+    if options.get("feasible_design"):
+        n = cfg.n_init if cfg.n_init is not None else 2 * problem.domain.d + 2
+        params["initial_design"] = feasible_design(problem, n, cfg.seed)
+    return policy, params
+
+
 def open_run(cfg: RunConfig) -> tuple[Problem, Any]:
     """``cfg``'s problem and its method built on it (bad method parameters raise here)."""
     problem = CONSTRAINED_BENCHMARKS[cfg.problem].make()
     dom = problem.domain
+    method, params = _variant_params(cfg, problem)
     opt = make_method(
-        cfg.method,
+        method,
         dom.lower,
         dom.upper,
         problem.m,
         budget=cfg.budget,
         minimize=problem.minimize,
-        n_init=cfg.n_init,
+        n_init=None if "initial_design" in params else cfg.n_init,
         seed=cfg.seed,
-        params=cfg.params,
+        params=params,
     )
     return problem, opt
 
@@ -338,8 +414,8 @@ def plan(
 ) -> list[RunConfig]:
     """Validate the names and return every (problem, method, seed) configuration."""
     problems = list(CONSTRAINED_BENCHMARKS) if problems is None else list(problems)
-    known = known_methods()
-    methods = known if methods is None else list(methods)
+    methods = known_methods() if methods is None else list(methods)
+    known = known_methods() + variant_methods()
     for p in problems:
         if p not in CONSTRAINED_BENCHMARKS:
             raise UnknownNameError(
@@ -454,7 +530,7 @@ def outcome_summary(outcome: SweepOutcome) -> dict[str, Any]:
 def write_outputs(out: str | Path, summary: dict[str, Any]) -> None:
     """``out/summary.json`` and ``out/table.md``."""
     write_json(Path(out) / "summary.json", summary)
-    (Path(out) / "table.md").write_text(markdown_table(summary))
+    (Path(out) / "table.md").write_text(markdown_table(summary) + "\n" + regime_tables(summary))
 
 
 def run_benchmark(
@@ -557,6 +633,10 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "scaled_soft_violation": _stat([m["scaled_soft_violation"] for m in ms]),
             "violating_evaluations": _stat([m["violating_evaluations"] for m in ms]),
             "violating_after_init": _stat([m["violating_after_init"] for m in ms]),
+            "cumulative_regret": _stat([m["cumulative_regret"] for m in ms]),
+            "scaled_soft_violation_after_init": _stat([m["scaled_soft_violation_after_init"] for m in ms]),
+            "found_feasible": int(sum(m["found_feasible"] for m in ms)),
+            "repeated_evaluations": _stat([m["repeated_evaluations"] for m in ms]),
             "seconds_per_iteration": _stat([m["seconds_per_iteration"] for m in ms]),
             "cpu_seconds_per_iteration": _stat([m["cpu_seconds_per_iteration"] for m in ms]),
             "best_feasible_curve": fcurve,
@@ -574,8 +654,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "final_gap": "(u* - best feasible u) / scale, u = f (max) or -f (min); scale = |f*|, or range(f) "
             "on the box when |f*| < 0.1 range(f); null (inf) when no evaluation was feasible",
             "solved": f"final gap < {GAP_TOLERANCE}",
-            "scaled_violation": "|| (sum_t [g_j(x_t)]^+ / s_j)_j ||_2, s_j the stated typical magnitude (std of "
-            "g_j on the box); all evaluations, the shared design included",
+            "scaled_violation": "|| (sum_t [g_j(x_t)]^+ / s_j)_j ||_2, s_j the problem's stated typical magnitude "
+            "(the std of g_j on the box; the median |g_j| for the engineering problems); all evaluations, the "
+            "shared design included",
+            "cumulative_regret": "sum_t (u* - u(x_t)) / scale over every evaluation (the online regime; "
+            "infeasible points with u > u* count negatively, their violation is counted apart)",
+            "repeated_evaluations": "evaluations at a point evaluated before (the problems are exact)",
             "scaled_soft_violation": "|| [(sum_t g_j(x_t) / s_j)_j]^+ ||_2: the cumulative constraint's violation "
             "(feasible evaluations offset violating ones; what the primal-dual policies bound)",
             "violating_evaluations": "#{t : max_j g_j(x_t) > 0}, the shared design included",
@@ -651,6 +735,44 @@ def markdown_table(summary: dict[str, Any]) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def regime_tables(summary: dict[str, Any]) -> str:
+    """The two regimes side by side, one row per method, one column per problem (medians over seeds):
+    best-feasible (solved / seeds, violating evaluations after the design, scaled Σ[g]+ after the design)
+    and cumulative (scaled cumulative regret, scaled [Σg]+, scaled Σ[g]+, all evaluations)."""
+    problems = list(summary["problems"])
+    methods: list[str] = []
+    for entry in summary["problems"].values():
+        methods += [m for m in entry["methods"] if m not in methods]
+
+    def table(title: str, cell) -> list[str]:
+        out = [f"**{title}**", "", "| method | " + " | ".join(problems) + " |"]
+        out.append("|---|" + "---:|" * len(problems))
+        for mth in methods:
+            cells = []
+            for p in problems:
+                r = summary["problems"][p]["methods"].get(mth)
+                cells.append("" if r is None else cell(r))
+            out.append(f"| {mth} | " + " | ".join(cells) + " |")
+        return [*out, ""]
+
+    best = table(
+        "Best-feasible regime: solved / seeds, violating evaluations after the design, scaled Σ[g]+ after "
+        "the design (medians)",
+        lambda r: (
+            f"{r['solved']}/{len(r['seeds'])}, {_fmt(r['violating_after_init']['median'], 3)}, "
+            f"{_fmt(r['scaled_violation_after_init']['median'])}"
+        ),
+    )
+    online = table(
+        "Cumulative regime: scaled cumulative regret, scaled [Σg]+, scaled Σ[g]+ (medians, every evaluation)",
+        lambda r: (
+            f"{_fmt(r['cumulative_regret']['median'], 3)}, {_fmt(r['scaled_soft_violation']['median'])}, "
+            f"{_fmt(r['scaled_violation']['median'])}"
+        ),
+    )
+    return "\n".join(best + online)
 
 
 def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:

@@ -15,4 +15,14 @@ from ckb.registry import import_submodules
 
 import_submodules(__name__, skip=("base", "registry"))
 
-__all__ = ["OPTIMIZER_POLICIES", "Decision", "OptimisticPolicy", "OptimizerPolicy", "RuleOptimizerPolicy"]
+#: the policy each goal of ckb.Optimizer uses when ``policy`` is not given
+GOAL_POLICIES = {"best-feasible": "cei", "cumulative": "ckb-ucb"}
+
+__all__ = [
+    "GOAL_POLICIES",
+    "OPTIMIZER_POLICIES",
+    "Decision",
+    "OptimisticPolicy",
+    "OptimizerPolicy",
+    "RuleOptimizerPolicy",
+]

@@ -33,13 +33,24 @@ from ckb.rules.base import RuleAdapter
 class Decision:
     """What a policy sees at an ask: ``models`` (conditioned on pending points), ``maximize(score)`` ->
     ``(x_unit, value)``, the generator ``rng``, and the complete observations in policy units ``y``
-    (n,), ``c`` (n, m)."""
+    (n,), ``c`` (n, m).
+
+    For violation-aware rules: ``violation_left`` (m,), what remains of the user's violation budget in
+    each constraint's own units (None: no budget was set); ``c_to_raw(v)`` maps constraint values in
+    policy units (array or tensor, last axis m) back to the constraints' own units (monotone, 0 -> 0);
+    ``exact``: the evaluations are noise-free (a point evaluated once teaches nothing new the second
+    time; the maximizer already excludes evaluated points then); ``rounds_left``: the policy's asks
+    left in the budget after this one."""
 
     models: Any
     maximize: Any
     rng: np.random.Generator
     y: np.ndarray
     c: np.ndarray
+    violation_left: np.ndarray | None = None
+    c_to_raw: Any = None
+    exact: bool = False
+    rounds_left: int = 0
 
 
 class OptimizerPolicy:

@@ -1,0 +1,39 @@
+r"""``pcei``: pessimistic constrained EI, the optimizer's policy for the best-feasible goal
+(:class:`ckb.rules.feasible_ei.PessimisticCEIRule`: constrained EI over the points whose pessimistic
+violation the remaining violation budget can pay for; without a budget, over the points every
+constraint's upper confidence bound says are feasible).
+
+**At ask time**: the incumbent (best observed feasible objective), the allowance (what remains of
+``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
+data. Constant: ``kappa`` = 2.0 (the width of the constraints' upper confidence bounds, on the fitted
+GPs of the policy units).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ckb.optimizer.policies.base import RuleOptimizerPolicy
+from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
+from ckb.rules.feasible_ei import PessimisticCEIRule
+
+
+@OPTIMIZER_POLICIES.register("pcei", aliases=("pessimistic-cei",))
+class PessimisticCEI(RuleOptimizerPolicy):
+    __doc__ = __doc__
+    rule_class = PessimisticCEIRule
+
+    def decide(self, ctx):
+        self._begin()
+        rule = self.rule
+        best = rule.incumbent(ctx.y, ctx.c)
+        allowance = ctx.violation_left
+        models = ctx.models
+
+        def score(X):
+            mu, sd = models.mean_std(X)
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], allowance, ctx.c_to_raw)
+
+        x, v = ctx.maximize(score)
+        rule.record(v, best, allowance)
+        return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}

@@ -1,0 +1,94 @@
+r"""Pessimistic constrained EI: the best feasible design with few violating evaluations, and a violation
+budget the user sets (ckb's rule for the best-feasible goal; not from one of the five papers).
+
+Constrained EI (:mod:`ckb.rules.cei`) evaluates where :math:`\mathrm{EI}(x)\prod_j P(g_j(x) \le 0)` is
+largest. Near an optimum on an active constraint that product is largest just *outside* the boundary
+(EI grows outward, the probability of feasibility is still about 1/2 there), so constrained EI and
+BoTorch's qLogNEI keep evaluating slightly infeasible points once they have found the optimum. This rule
+evaluates only points whose *pessimistic* violation it can afford:
+
+.. math::
+
+    x_t = \arg\max_{x \in A_t}\ \log\mathrm{EI}(x) + \sum_j \log\Phi\!\big(-\mu_{g_j}(x)/\sigma_{g_j}(x)\big),
+    \qquad A_t = \{x : r_j\big([\mu_{g_j}(x) + \kappa\,\sigma_{g_j}(x)]^+\big) \le a_{t,j}\ \forall j\},
+
+with :math:`r_j` the map from the models' units back to constraint j's own units and :math:`a_{t,j}` the
+allowance: what remains of the user's violation budget for constraint j (``violation_budget``), or 0
+without a budget. With allowance 0, :math:`A_t` is the set where every constraint's upper confidence
+bound (width ``kappa``) is at most 0: the rule evaluates points it is confident are feasible, and moves
+toward a boundary optimum from inside as evaluations there shrink :math:`\sigma_g` (as SafeOpt's safe
+set grows). A budget lets it evaluate points whose worst plausible violation it can still pay for,
+where their EI times probability of feasibility is higher; as the budget runs out, :math:`A_t` shrinks
+to the pessimistic set. The realized violation exceeds the pessimistic bound only when the models are
+wrong by more than ``kappa`` standard deviations.
+
+- **Before any feasible observation** (feasibility first): :math:`\arg\max_x \sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`,
+  the point most likely feasible (no EI without an incumbent; a violation cannot always be avoided here).
+- **When no point of** :math:`A_t` **is found** (every restart and raw sample outside): the point with the
+  smallest pessimistic excess :math:`\sum_j [\mu_{g_j} + \kappa\sigma_{g_j}]^+` (one score: outside
+  :math:`A_t` it is ``FLOOR`` minus the excess, below any value inside).
+
+Constants: ``kappa`` (2.0: a point is admitted when each constraint is feasible with posterior
+probability about :math:`\Phi(2) = 0.977` under the fitted GP; larger is safer and slower to reach a
+boundary optimum). State: none besides the round counter (the allowance comes from the optimizer's
+accounting of the budget at each ask). Internals: ``phase`` (0 feasibility first, 1 inside
+:math:`A_t`, 2 fallback), ``allowance`` (per constraint).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ckb.rules.base import NONNEGATIVE, Rule, named
+from ckb.rules.cei import log_cei
+
+#: the score outside the admissible set lies below this (log EI + log PoF never gets near it)
+FLOOR = -1.0e6
+
+
+class PessimisticCEIRule(Rule):
+    """Constrained EI over the points whose pessimistic violation is affordable (module docstring)."""
+
+    constants: ClassVar[dict[str, Any]] = {"kappa": NONNEGATIVE}
+    defaults: ClassVar[dict[str, Any]] = {"kappa": 2.0}
+
+    def setup(self) -> None:
+        self.last: dict[str, float] = {}
+
+    def begin_round(self) -> None:
+        self.t += 1
+
+    @staticmethod
+    def incumbent(y: np.ndarray, c: np.ndarray) -> float | None:
+        """The best observed feasible objective (maximization sense), None if nothing feasible yet."""
+        feasible = np.all(np.asarray(c) <= 0.0, axis=1)
+        return float(np.asarray(y)[feasible].max()) if np.any(feasible) else None
+
+    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, allowance=None, to_raw=None):
+        """The rule's score (torch): log PoF before any feasible observation; else log EI + log PoF on the
+        admissible set and ``FLOOR`` minus the pessimistic excess elsewhere. ``allowance`` (m,) in the
+        constraints' own units (None: 0), ``to_raw`` the map of policy-unit constraint values to them
+        (None: the identity, enough for allowance 0 since the map keeps 0 and the order)."""
+        import torch
+
+        value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
+        if best is None:
+            return value
+        ucb = mu_g + self.kappa * sd_g
+        if allowance is None or to_raw is None:
+            admissible = (ucb <= 0.0).all(-1)
+        else:
+            a = torch.as_tensor(np.asarray(allowance, dtype=float), dtype=ucb.dtype)
+            admissible = (to_raw(ucb.clamp_min(0.0)) <= a).all(-1)
+        excess = ucb.clamp_min(0.0).sum(-1)
+        return torch.where(admissible, value, FLOOR - excess)
+
+    def record(self, value: float, best: float | None, allowance) -> None:
+        phase = 0.0 if best is None else (1.0 if value > FLOOR / 2 else 2.0)
+        a = np.zeros(self.m) if allowance is None else np.asarray(allowance, dtype=float)
+        self.last = {"phase": phase, "kappa": float(self.kappa), **named("allowance", a)}
+
+    def internals(self) -> dict[str, float]:
+        return dict(self.last)

@@ -1,0 +1,75 @@
+"""Pessimistic constrained EI (ckb.rules.feasible_ei): the admissible set, feasibility first, the fallback,
+the allowance, and the optimizer policy on a problem whose optimum lies on an active constraint."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("botorch")
+
+from ckb.rules.cei import log_cei  # noqa: E402
+from ckb.rules.feasible_ei import FLOOR, PessimisticCEIRule  # noqa: E402
+
+T = lambda a: torch.as_tensor(np.asarray(a, dtype=float))
+
+
+def test_admissible_points_score_constrained_ei_and_the_others_fall_below():
+    rule = PessimisticCEIRule(1, 10, kappa=2.0)
+    mu_f, sd_f = T([0.5, 0.9, 0.2]), T([1.0, 1.0, 1.0])
+    mu_g, sd_g = T([[-1.0], [-0.5], [0.3]]), T([[0.4], [0.4], [0.1]])  # UCBs -0.2, 0.3, 0.5
+    v = rule.score(mu_f, sd_f, 0.0, mu_g, sd_g).numpy()
+    want0 = log_cei(mu_f[:1], sd_f[:1], 0.0, mu_g[:1], sd_g[:1]).item()
+    assert v[0] == pytest.approx(want0)
+    assert v[1] == pytest.approx(FLOOR - 0.3) and v[2] == pytest.approx(FLOOR - 0.5)
+    assert np.argmax(v) == 0  # the point with the higher EI (1) is not admissible
+
+
+def test_feasibility_first_without_an_incumbent_is_the_probability_of_feasibility():
+    rule = PessimisticCEIRule(2, 10)
+    mu_g, sd_g = T([[0.5, -1.0]]), T([[1.0, 2.0]])
+    v = rule.score(T([0.0]), T([1.0]), None, mu_g, sd_g).item()
+    want = float(torch.special.log_ndtr(T(-0.5)) + torch.special.log_ndtr(T(0.5)))
+    assert v == pytest.approx(want)
+
+
+def test_an_allowance_admits_points_whose_pessimistic_violation_it_can_pay_for():
+    rule = PessimisticCEIRule(1, 10, kappa=1.0)
+    mu_g, sd_g = T([[0.2], [0.6]]), T([[0.1], [0.1]])  # pessimistic violations 0.3 and 0.7 (raw = 2x)
+    to_raw = lambda v: 2.0 * v
+    v = rule.score(T([0.0, 0.0]), T([1.0, 1.0]), -1.0, mu_g, sd_g, allowance=[1.0], to_raw=to_raw)
+    assert v[0] > FLOOR / 2 and v[1] < FLOOR / 2  # 0.6 <= 1 is affordable, 1.4 is not
+    v0 = rule.score(T([0.0]), T([1.0]), -1.0, mu_g[:1], sd_g[:1], allowance=[0.0], to_raw=to_raw)
+    assert v0.item() < FLOOR / 2  # no budget left: back to the pessimistic set
+
+
+def test_recorded_phases():
+    rule = PessimisticCEIRule(1, 10)
+    rule.record(-3.0, None, None)
+    assert rule.internals()["phase"] == 0.0
+    rule.record(-3.0, 0.5, None)
+    assert rule.internals()["phase"] == 1.0
+    rule.record(FLOOR - 1.0, 0.5, [0.2])
+    assert rule.internals()["phase"] == 2.0 and rule.internals()["allowance"] == 0.2
+
+
+def test_pcei_reaches_a_boundary_optimum_from_inside_with_few_violations():
+    """min (x0 - 0.9)^2 + (x1 - 0.9)^2 s.t. x0 + x1 <= 1: the optimum (0.5, 0.5) lies on the constraint.
+    After a feasible point is known, pcei evaluates (almost) only feasible points and gets close."""
+    import ckb
+
+    def ev(x):
+        return float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="pcei", budget=20, minimize=True, seed=1)
+    first_feasible = None
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        f, g = ev(x)
+        opt.tell(x, f, g)
+        if first_feasible is None and g[0] <= 0:
+            first_feasible = len(opt.history())
+    hist = opt.history()
+    after = [h for h in hist[max(first_feasible, 6) :] if h["source"] == "policy"]
+    violating = sum(h["constraints"][0] > 0 for h in after)
+    assert violating <= 1, [h["constraints"][0] for h in after]
+    assert opt.best_feasible()["objective"] < 0.32 + 0.02  # f* = 0.32
