@@ -60,6 +60,14 @@ def check_scalar(
     return value
 
 
+def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
+    """``value`` if it is one of ``choices``, else an error naming the value and the choices."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise InvalidInputError(f"{name} must be one of {choices}, got {value!r}.")
+    return value
+
+
 def check_finite_array(value: Any, name: str, *, ndim: int | None = None, shape: tuple | None = None):
     """Convert to a float array and check it is finite and, optionally, of the given ndim / shape.
 

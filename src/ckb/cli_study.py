@@ -64,6 +64,15 @@ def _open(path: Path):
     return StudyStorage(path, read_only=True)
 
 
+def _study(file: Path, name: str) -> tuple[dict[str, Any], list[dict]]:
+    """The spec and the trials of study NAME in FILE (read-only); a one-line error if either is missing."""
+    try:
+        with _open(file) as store:
+            return store.spec(name), store.trials(name)
+    except (CKBError, KeyError) as exc:
+        _fail(exc)
+
+
 def _minimize(spec: dict[str, Any]) -> bool:
     return bool(spec.get("minimize", spec.get("direction") == "minimize"))
 
@@ -180,12 +189,7 @@ def show_cmd(
     ] = None,
 ) -> None:
     """A table of NAME's trials and a plot of best feasible value and cumulative violation."""
-    try:
-        with _open(file) as store:
-            spec = store.spec(name)
-            trials = store.trials(name)
-    except (CKBError, KeyError) as exc:
-        _fail(exc)
+    spec, trials = _study(file, name)
     head, rows = _rows(spec, trials)
     t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
     for h in head[:-2]:
@@ -246,13 +250,7 @@ def export_cmd(
     out: Annotated[Path | None, typer.Option("--out", help="CSV file to write (default: stdout).")] = None,
 ) -> None:
     """Every trial of NAME as CSV: number, state, source, x0.., objective, g0.., feasible, note, times."""
-    try:
-        with _open(file) as store:
-            spec = store.spec(name)
-            trials = store.trials(name)
-    except (CKBError, KeyError) as exc:
-        _fail(exc)
-    head, rows = _rows(spec, trials)
+    head, rows = _rows(*_study(file, name))
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(head)

@@ -36,8 +36,8 @@ class Registry(Generic[T]):
         if name in self._items or name in self._aliases:
             raise ValueError(f"{self.kind} {name!r} is already registered.")
         self._items[name] = obj
-        if isinstance(obj, type) and getattr(obj, "name", None) == "":
-            obj.name = name  # policies learn their registry name
+        if isinstance(obj, type) and hasattr(obj, "name") and vars(obj).get("name", "") == "":
+            obj.name = name  # policies learn their registry name (a subclass too, not its base's)
         for alias in aliases:
             self._aliases[alias] = name
 

@@ -27,8 +27,8 @@ def test_good_spec_builds_configs():
 
 def _missing_data_file(s) -> str | None:
     """The real-data file a spec's problem needs, if it cannot be found here (else None)."""
-    from ckb.data import FINANCE_FILE, LIGHT_SENSOR_FILE, find_data_file
     from ckb.errors import DataFileError
+    from ckb.problems.data import FINANCE_FILE, LIGHT_SENSOR_FILE, find_data_file
 
     filename = {"light-sensor": LIGHT_SENSOR_FILE, "finance": FINANCE_FILE}.get(getattr(s, "problem", None))
     if filename is None:

@@ -220,7 +220,7 @@ def test_theory_mode_records_admissibility_and_caps():
     assert s2.record["eta"] == pytest.approx(0.05)
     th = theory_parameters(400, problem.hints["C"], xi=problem.hints["xi"])
     np.testing.assert_allclose(s2.coordinator.lam, th["lam1"])
-    with pytest.raises(InvalidInputError, match="eps must be 'eps1' or 'eps2'"):
+    with pytest.raises(InvalidInputError, match=r"eps must be one of \('eps1', 'eps2'\)"):
         build_setup("dmabo", problem, {"mode": "theory", "eps": 0.1, "beta": beta}, 400, 0, 0)
     with pytest.raises(InvalidInputError, match="has no parameter 'etaa'"):
         build_setup("dmabo", problem, {"etaa": 0.1}, 400, 0, 0)

@@ -118,3 +118,20 @@ def test_randomized_optimum_is_the_lp_over_distributions():
     # with a dominant feasible arm the LP equals the deterministic optimum
     q = _finite([1.0, 2.0], [1.0, -1.0])
     assert q.utility_star_randomized == pytest.approx(2.0)
+
+
+def test_the_contract_is_reexported_where_it_used_to_live():
+    import ckb.contract as contract
+    import ckb.problems as problems
+    from ckb.problems import domain, observation, problem, safety
+
+    for name in ("BoxDomain", "Domain", "FiniteDomain", "Observation", "ProblemInfo"):
+        assert getattr(problems, name) is getattr(contract, name), name
+    assert (domain.BoxDomain, domain.Domain, domain.FiniteDomain) == (
+        contract.BoxDomain,
+        contract.Domain,
+        contract.FiniteDomain,
+    )
+    assert observation.Observation is contract.Observation and problem.ProblemInfo is contract.ProblemInfo
+    assert safety.kernel_distances is contract.kernel_distances
+    assert safety.euclidean_distances is contract.euclidean_distances

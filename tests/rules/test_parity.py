@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
+from ckb.contract.domain import FiniteDomain
+from ckb.contract.observation import Observation
+from ckb.contract.problem_info import ProblemInfo
 from ckb.optimizer.acquisition import Maximizer
 from ckb.optimizer.policies import OPTIMIZER_POLICIES, Decision
 from ckb.policies import make_policy
-from ckb.problems.domain import FiniteDomain
-from ckb.problems.observation import Observation
-from ckb.problems.problem import ProblemInfo
 
 N_ARMS, M, ROUNDS = 9, 2, 25
 C = np.linspace(0.0, 1.0, N_ARMS)[:, None]  # the arms, as unit-cube points for the optimizer

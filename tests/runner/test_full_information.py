@@ -169,7 +169,7 @@ def test_sampler_with_wrong_shape_is_rejected():
         constraint_sampler=two_constraints,
         constraint_bound=1.0,
     )
-    with pytest.raises(InvalidInputError, match=r"shape \(9, 2\), expected \(9, 1\)"):
+    with pytest.raises(InvalidInputError, match=r"shape \(9, 2\), expected shape \(9, 1\)"):
         _env(bad).reveal()
 
 

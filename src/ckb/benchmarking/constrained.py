@@ -175,6 +175,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b5": ("pcei", {"budget_in_scales": 5.0}),
     "pcei-b0-feasible-design": ("pcei", {"budget_in_scales": 0.0, "feasible_design": True}),
     "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
+    "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
+    "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
 }
 
 

@@ -22,7 +22,7 @@ A schedule is a small immutable object; ``schedule(t, gp)`` returns :math:`\beta
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -30,9 +30,27 @@ import numpy as np
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import InvalidInputError
 
+#: how each schedule parameter is checked: (name in errors, check_scalar bounds)
+_CHECKS: dict[str, tuple[str, dict[str, Any]]] = {
+    "B": ("B", {"low": 0.0}),
+    "R": ("R", {"low": 0.0}),
+    "alpha": ("alpha", {"low": 0.0, "high": 1.0, "low_inclusive": False, "high_inclusive": False}),
+    "value": ("beta value", {"low": 0.0}),
+    "scale": ("beta scale", {"low": 0.0}),
+}
+
 
 class BetaSchedule:
+    """Base of the schedules (frozen dataclasses): their fields are checked on construction, in field
+    order, by :data:`_CHECKS`; :meth:`to_dict` is ``{"type": type_name, **fields}``."""
+
     scale: float
+    type_name = ""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # type: ignore[arg-type]
+            name, bounds = _CHECKS[f.name]
+            check_scalar(getattr(self, f.name), name, **bounds)
 
     def __call__(self, t: int, gp) -> float:  # pragma: no cover - interface
         raise NotImplementedError
@@ -52,17 +70,11 @@ class TheoryBeta(BetaSchedule):
     type_name = "theory"
 
     def __post_init__(self) -> None:
-        check_scalar(self.B, "B", low=0.0)
-        check_scalar(self.R, "R", low=0.0)
-        check_scalar(self.alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
-        check_scalar(self.scale, "beta scale", low=0.0)
+        super().__post_init__()
         object.__setattr__(self, "_log_term", 1.0 + math.log(1.0 / self.alpha))
 
     def __call__(self, t: int, gp) -> float:
         return self.scale * (self.B + self.R * math.sqrt(2.0 * (gp.info_gain + self._log_term)))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "theory", "B": self.B, "R": self.R, "alpha": self.alpha, "scale": self.scale}
 
 
 @dataclass(frozen=True)
@@ -73,15 +85,8 @@ class ConstantBeta(BetaSchedule):
     scale: float = 1.0
     type_name = "constant"
 
-    def __post_init__(self) -> None:
-        check_scalar(self.value, "beta value", low=0.0)
-        check_scalar(self.scale, "beta scale", low=0.0)
-
     def __call__(self, t: int, gp) -> float:
         return self.scale * self.value
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "constant", "value": self.value, "scale": self.scale}
 
 
 @dataclass(frozen=True)
@@ -93,16 +98,8 @@ class LogBeta(BetaSchedule):
     scale: float = 1.0
     type_name = "log"
 
-    def __post_init__(self) -> None:
-        check_scalar(self.B, "B", low=0.0)
-        check_scalar(self.R, "R", low=0.0)
-        check_scalar(self.scale, "beta scale", low=0.0)
-
     def __call__(self, t: int, gp) -> float:
         return self.scale * (self.B + self.R / math.sqrt(gp.noise) * math.sqrt(math.log(max(t, 1))))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "log", "B": self.B, "R": self.R, "scale": self.scale}
 
 
 _SCHEDULES = {"theory": TheoryBeta, "constant": ConstantBeta, "log": LogBeta}

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar, did_you_mean
+from ckb._validation import check_choice, check_scalar, did_you_mean
 from ckb.errors import InvalidInputError
 from ckb.registry import Registry
 
@@ -73,10 +73,7 @@ class RandomShift(Strategy):
     name = "rand"
 
     def __init__(self, distribution: str = "gaussian", n_points: int = 11) -> None:
-        if distribution not in ("gaussian", "uniform-discrete"):
-            raise InvalidInputError(
-                f"distribution must be 'gaussian' or 'uniform-discrete', got {distribution!r}."
-            )
+        check_choice(distribution, "distribution", ("gaussian", "uniform-discrete"))
         self.distribution = distribution
         self.n_points = check_scalar(n_points, "n_points", low=2, integer=True)
 

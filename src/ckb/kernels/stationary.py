@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_choice, check_finite_array, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.kernels.base import Kernel
 
@@ -66,9 +66,7 @@ class Matern(_Stationary):
 
     def __init__(self, lengthscale=1.0, variance=1.0, nu: float = 2.5) -> None:
         super().__init__(lengthscale, variance)
-        if nu not in (1.5, 2.5):
-            raise InvalidInputError(f"nu must be 1.5 or 2.5, got {nu!r}.")
-        self.nu = float(nu)
+        self.nu = float(check_choice(nu, "nu", (1.5, 2.5)))
 
     def __call__(self, X1, X2=None):
         r = np.sqrt(self._r(X1, X2))

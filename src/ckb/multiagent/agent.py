@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_choice, check_finite_array, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie
 from ckb.multiagent.environment import EnvironmentLog, LocalSystem, rng_state, seed_sequence, set_rng_state
@@ -83,9 +83,7 @@ class GridAgent:
         self.A = A
         self.l = A.shape[0]
         self.ax_grid = grid @ A.T  # (G, l): A_i x for every grid point
-        if tie_break not in _TIE_BREAKS:
-            raise InvalidInputError(f"tie_break must be one of {_TIE_BREAKS}, got {tie_break!r}.")
-        self.tie_break = tie_break
+        self.tie_break = check_choice(tie_break, "tie_break", _TIE_BREAKS)
         self.rng = np.random.default_rng(seed_sequence(seed))
         self.system = LocalSystem(self.agent, grid, horizon=self.horizon, **system)
         if self.system.m != self.m:

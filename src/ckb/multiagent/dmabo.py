@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_choice, check_finite_array, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.multiagent.agent import GridAgent
 from ckb.multiagent.coordinator import Coordinator
@@ -245,9 +245,7 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
         return {"eta": eta, "eps": eps, "lam1": lam1, "mu1": mu1, "record": {"mode": "practical"}}
     if mode != "theory":
         raise InvalidInputError(f"mode must be 'practical' or 'theory', got {mode!r}.")
-    which = params.get("eps", "eps2")
-    if which not in ("eps1", "eps2"):
-        raise InvalidInputError(f"theory mode: eps must be 'eps1' or 'eps2', got {which!r}.")
+    which = check_choice(params.get("eps", "eps2"), "theory mode: eps", ("eps1", "eps2"))
     C = np.asarray(problem.hints["C"], dtype=float)
     beta_T = gamma_T = None
     if which == "eps1" and m > 0:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_choice, check_finite_array, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.kernels import make_kernel
 from ckb.surrogates import ExactGP
@@ -163,9 +163,7 @@ class LocalModel:
         delta = check_scalar(beta.get("delta", 0.1), "beta delta", low=0.0, high=1.0, low_inclusive=False)
         sigma = check_scalar(beta.get("sigma", 0.02), "beta sigma", low=0.0)
         scale = check_scalar(beta.get("scale", 1.0), "beta scale", low=0.0)
-        gamma = beta.get("gamma", "greedy")
-        if gamma not in ("greedy", "chosen"):
-            raise InvalidInputError(f"beta gamma must be 'greedy' or 'chosen', got {gamma!r}.")
+        gamma = check_choice(beta.get("gamma", "greedy"), "beta gamma", ("greedy", "chosen"))
         self._beta_const = None
         self._theory = (delta, sigma, scale, math.log(n_agents * (self.m + 1) / delta))
         if gamma == "greedy":

@@ -94,47 +94,10 @@ class MultiAgentProblem:
         utility: str | None = None,
     ) -> None:
         self.name = name
-        if not grids:
-            raise InvalidInputError("a multi-agent problem needs at least one agent.")
-        self.grids = []
-        for i, X in enumerate(grids):
-            X = check_finite_array(X, f"grid of agent {i}")
-            self.grids.append(X[:, None] if X.ndim == 1 else X)
-        N = len(self.grids)
-        if len(f) != N:
-            raise InvalidInputError(f"f must have one table per agent ({N}), got {len(f)}.")
-        self.f = [
-            check_finite_array(fi, f"f of agent {i}", shape=(X.shape[0],))
-            for i, (fi, X) in enumerate(zip(f, self.grids))
-        ]
-        if g is None:
-            g = [np.zeros((X.shape[0], 0)) for X in self.grids]
-        if len(g) != N:
-            raise InvalidInputError(f"g must have one table per agent ({N}), got {len(g)}.")
-        self.g = []
-        for i, (gi, X) in enumerate(zip(g, self.grids)):
-            gi = np.asarray(gi, dtype=float)
-            gi = gi.reshape(X.shape[0], -1) if gi.size else np.zeros((X.shape[0], 0))
-            self.g.append(check_finite_array(gi, f"g of agent {i}", ndim=2))
-        ms = {gi.shape[1] for gi in self.g}
-        if len(ms) != 1:
-            raise InvalidInputError(
-                f"every agent must have the same number m of constraints, got {sorted(ms)}."
-            )
-        self.m = ms.pop()
-        if A is None:
-            self.A = [np.zeros((0, X.shape[1])) for X in self.grids]
-            self.b = np.zeros(0)
-        else:
-            if len(A) != N:
-                raise InvalidInputError(f"A must have one block per agent ({N}), got {len(A)}.")
-            self.A = [check_finite_array(Ai, f"A_{i}", ndim=2) for i, Ai in enumerate(A)]
-            self.b = check_finite_array(b, "b", ndim=1)
-            for i, (Ai, X) in enumerate(zip(self.A, self.grids)):
-                if Ai.shape != (self.b.shape[0], X.shape[1]):
-                    raise InvalidInputError(
-                        f"A_{i} must have shape (l, n_i) = ({self.b.shape[0]}, {X.shape[1]}), got {Ai.shape}."
-                    )
+        self.grids = _grids(grids)
+        self.f, self.g = _value_tables(f, g, self.grids)
+        self.m = self.g[0].shape[1]
+        self.A, self.b = _affine_blocks(A, b, self.grids)
         self.l = self.b.shape[0]
         self.noise_std = check_scalar(noise_std, "noise_std", low=0.0)
         self.constraint_noise_std = check_scalar(
@@ -146,15 +109,14 @@ class MultiAgentProblem:
         self.gp_noise = check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
         self.metadata = dict(metadata or {})
         self.utility = utility
-        hints = dict(hints or {})
-        if "C" not in hints:
-            hints["C"] = [
+        self.hints = dict(hints or {})
+        if "C" not in self.hints:  # the clipping bounds: the largest absolute table values
+            self.hints["C"] = [
                 [float(np.max(np.abs(fi)))] + [float(np.max(np.abs(gi[:, j]))) for j in range(self.m)]
                 for fi, gi in zip(self.f, self.g)
             ]
-        if "B" not in hints:
-            hints["B"] = affine_range(self)
-        self.hints = hints
+        if "B" not in self.hints:
+            self.hints["B"] = affine_range(self)
         self._optimum = dict(optimum) if optimum is not None else None
 
     # ----------------------------------------------------------------- sizes
@@ -201,6 +163,57 @@ class MultiAgentProblem:
             "utility": self.utility,
             **self.metadata,
         }
+
+
+def _grids(grids: list) -> list[np.ndarray]:
+    """Each agent's grid as a finite ``(G_i, n_i)`` array (a 1-D grid is one column)."""
+    if not grids:
+        raise InvalidInputError("a multi-agent problem needs at least one agent.")
+    out = []
+    for i, X in enumerate(grids):
+        X = check_finite_array(X, f"grid of agent {i}")
+        out.append(X[:, None] if X.ndim == 1 else X)
+    return out
+
+
+def _value_tables(f: list, g: list | None, grids: list[np.ndarray]) -> tuple[list, list]:
+    """The true values per agent: ``f_i`` (G_i,) and ``g_i`` (G_i, m), the same m for every agent."""
+    N = len(grids)
+    if len(f) != N:
+        raise InvalidInputError(f"f must have one table per agent ({N}), got {len(f)}.")
+    f = [
+        check_finite_array(fi, f"f of agent {i}", shape=(X.shape[0],))
+        for i, (fi, X) in enumerate(zip(f, grids))
+    ]
+    if g is None:
+        g = [np.zeros((X.shape[0], 0)) for X in grids]
+    if len(g) != N:
+        raise InvalidInputError(f"g must have one table per agent ({N}), got {len(g)}.")
+    tables = []
+    for i, (gi, X) in enumerate(zip(g, grids)):
+        gi = np.asarray(gi, dtype=float)
+        gi = gi.reshape(X.shape[0], -1) if gi.size else np.zeros((X.shape[0], 0))
+        tables.append(check_finite_array(gi, f"g of agent {i}", ndim=2))
+    ms = {gi.shape[1] for gi in tables}
+    if len(ms) != 1:
+        raise InvalidInputError(f"every agent must have the same number m of constraints, got {sorted(ms)}.")
+    return f, tables
+
+
+def _affine_blocks(A: list | None, b: Any, grids: list[np.ndarray]) -> tuple[list, np.ndarray]:
+    """The coupling ``sum_i A_i x_i = b``: blocks ``A_i`` (l, n_i) and ``b`` (l,); ``l = 0`` without A."""
+    if A is None:
+        return [np.zeros((0, X.shape[1])) for X in grids], np.zeros(0)
+    if len(A) != len(grids):
+        raise InvalidInputError(f"A must have one block per agent ({len(grids)}), got {len(A)}.")
+    A = [check_finite_array(Ai, f"A_{i}", ndim=2) for i, Ai in enumerate(A)]
+    b = check_finite_array(b, "b", ndim=1)
+    for i, (Ai, X) in enumerate(zip(A, grids)):
+        if Ai.shape != (b.shape[0], X.shape[1]):
+            raise InvalidInputError(
+                f"A_{i} must have shape (l, n_i) = ({b.shape[0]}, {X.shape[1]}), got {Ai.shape}."
+            )
+    return A, b
 
 
 # --------------------------------------------------------------------------------- solvers

@@ -116,11 +116,11 @@ from scipy.special import ndtr
 from scipy.stats import qmc
 
 from ckb._validation import check_scalar
+from ckb.contract.domain import BoxDomain
+from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError
 from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
-from ckb.problems.domain import BoxDomain
-from ckb.problems.observation import Observation
 from ckb.surrogates.mle import Matern52Hyperparameters, fit_matern52, one_blas_thread
 
 #: starting hyperparameters of the X-step and Z-step fits (the original's gpml settings)
@@ -290,10 +290,7 @@ class ADMMBO(Policy):
             raise InvalidInputError(
                 f"policy 'admmbo' needs a box domain (BoxDomain, optionally with a grid), got {type(dom).__name__}."
             )
-        if info.m < 1:
-            raise InvalidInputError(
-                f"policy 'admmbo' needs at least one constraint, but problem {info.name!r} has m = 0."
-            )
+        self._require_constraints()
         self.rho0 = check_scalar(rho, "rho", low=0.0, low_inclusive=False)
         self.M = check_scalar(M, "M", low=0.0, low_inclusive=False)
         self.initial_bud_f = check_scalar(initial_bud_f, "initial_bud_f", low=0, integer=True)

@@ -19,7 +19,7 @@ continuous box it is maximized by random search plus L-BFGS-B (:func:`ckb.explor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,7 +27,6 @@ from ckb._validation import check_scalar
 from ckb.exploration import argmax_random_tie, make_beta, maximize_on_box
 from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
-from ckb.surrogates import ExactGP
 
 
 @POLICIES.register("igp-ucb", aliases=("gp-ucb",))
@@ -37,7 +36,8 @@ class IGPUCB(Policy):
     Parameters
     ----------
     B, R:
-        RKHS-norm bound of ``f`` and sub-Gaussian noise level, used by the ``"theory"`` schedule.
+        RKHS-norm bound of ``f`` (``B=None``: the problem's hint ``B``) and sub-Gaussian noise level, used
+        by the ``"theory"`` schedule.
     noise:
         λ, the GP noise / regularizer.
     alpha:
@@ -52,12 +52,15 @@ class IGPUCB(Policy):
         GP representation (``"auto"``, ``"cholesky"``, ``"dense"``); leave at ``"auto"``.
     """
 
+    #: the ``"theory"`` schedule gets ``alpha / confidence_split`` (2 where a theorem writes ln(2/α))
+    confidence_split: ClassVar[float] = 1.0
+
     def __init__(
         self,
         info,
         rng,
         *,
-        B: float = 1.0,
+        B: float | None = 1.0,
         R: float = 0.1,
         noise: float = 1.0,
         alpha: float = 0.05,
@@ -67,16 +70,20 @@ class IGPUCB(Policy):
         method: str = "auto",
     ) -> None:
         super().__init__(info, rng)
-        self.B = check_scalar(B, "B", low=0.0)
+        self.B = check_scalar(self._hint("B", B, "the bound B on |f|"), "B", low=0.0)
         self.R = check_scalar(R, "R", low=0.0)
         self.noise = check_scalar(noise, "noise", low=0.0, low_inclusive=False)
         self.alpha = check_scalar(
             alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
         )
         self.beta = make_beta(
-            beta, B=self.B, R=self.R, alpha=self.alpha, scale=check_scalar(beta_scale, "beta_scale", low=0.0)
+            beta,
+            B=self.B,
+            R=self.R,
+            alpha=self.alpha / self.confidence_split,
+            scale=check_scalar(beta_scale, "beta_scale", low=0.0),
         )
-        self.gp = ExactGP(self._kernel(kernel), self.noise, info.domain.candidates, method=method)
+        self.gp, _ = self._gps(kernel, self.noise, info.domain.candidates, method=method)
         self._beta_t = float("nan")
 
     def ask(self, context: Any = None) -> int | np.ndarray:

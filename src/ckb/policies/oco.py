@@ -81,10 +81,10 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_finite_array, check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.errors import InvalidInputError
 from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
-from ckb.problems.domain import BoxDomain
 
 VARIANTS = ("one-point", "two-point")
 

@@ -30,21 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_choice, check_scalar
 from ckb.errors import InvalidInputError
-from ckb.exploration import argmax_random_tie, refine_from_candidates
 from ckb.policies.base import Policy, RuleAdapter
 from ckb.policies.registry import POLICIES
 from ckb.rules.penalty import PenaltyNoiselessRule, PenaltyNoisyRule, log_psi, psi
-from ckb.surrogates import ExactGP
 
 _DATA_MODES = ("relabel", "restart")
 
 
 class _EpochPenalty(RuleAdapter, Policy):
     """IGP-UCB on the penalized objective of the rule's current epoch."""
-
-    rule_class: Any = None
 
     def __init__(
         self,
@@ -74,20 +70,18 @@ class _EpochPenalty(RuleAdapter, Policy):
             info.m,
             horizon,
             S=S,
-            B=B if B is not None else info.hints.get("B", 1.0),
-            R=R if R is not None else info.hints.get("R", 0.1),
+            B=self._hint("B", B, default=1.0),
+            R=self._hint("R", R, default=0.1),
             alpha=alpha,
             beta=beta,
             beta_scale=beta_scale,
             **rule_constants,
         )
         self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
-        if data not in _DATA_MODES:
-            raise InvalidInputError(f"data must be one of {_DATA_MODES}, got {data!r}.")
-        self.data = data
+        self.data = check_choice(data, "data", _DATA_MODES)
         self.n_restarts = check_scalar(n_restarts, "n_restarts", low=0, integer=True)
         cands, self._finite = self._search_set(n_candidates)
-        self.gp = ExactGP(self._kernel(kernel), self.noise, cands, method=method)
+        self.gp, _ = self._gps(kernel, self.noise, cands, method=method)
         self._ys = np.empty(0)  # raw reward observations (for relabelling)
         self._cs = np.empty((0, info.m))
 
@@ -104,18 +98,12 @@ class _EpochPenalty(RuleAdapter, Policy):
         gp = self.gp
         beta = self.rule.begin_round(lambda name: gp)
         self.t = self.rule.t
-        ucb = gp.mean + beta * gp.std
-        if self._finite:
-            return argmax_random_tie(ucb, self.rng)
-        dom = self.info.domain
 
         def acq(X):
             m, v = gp.predict(X)
             return m + beta * np.sqrt(v)
 
-        return refine_from_candidates(
-            ucb, acq, gp.candidates, dom.lower, dom.upper, self.rng, n_restarts=self.n_restarts
-        )
+        return self._best(gp.mean + beta * gp.std, acq, gp.candidates, self.n_restarts)
 
     def tell(self, obs) -> None:
         self._check_obs(obs)

@@ -33,18 +33,6 @@ from ckb.exploration import argmax_random_tie, make_strategy
 from ckb.policies.base import Policy, RuleAdapter
 from ckb.policies.registry import POLICIES
 from ckb.rules import PrimalDualRule, named
-from ckb.surrogates import ExactGP
-
-
-def _hint(info, key: str, value, what: str, param: str | None = None) -> float:
-    """``value`` if given, else the problem's public hint ``key``, else a clear error."""
-    if value is not None:
-        return value
-    if key in info.hints:
-        return info.hints[key]
-    raise InvalidInputError(
-        f"{what} is needed: pass {param or key}=... or use a problem that publishes the hint {key!r}."
-    )
 
 
 @POLICIES.register("ckb", aliases=("cbo",))
@@ -84,15 +72,8 @@ class CKB(RuleAdapter, Policy):
         method: str = "auto",
     ) -> None:
         super().__init__(info, rng)
-        m = info.m
-        if m < 1:
-            raise InvalidInputError(
-                f"{self.name or 'ckb'} needs a constrained problem (m >= 1), got m = {m}."
-            )
-        if info.domain.candidates is None:
-            raise InvalidInputError(
-                "CKB here needs a finite domain or a grid of candidates; give the box a grid (BoxDomain(..., grid=...))."
-            )
+        self._require_constraints()
+        C = self._require_candidates()
         exploration = exploration if exploration is not None else self.default_exploration
         if exploration is None:
             raise InvalidInputError(
@@ -100,17 +81,17 @@ class CKB(RuleAdapter, Policy):
             )
         self.strategy = make_strategy(exploration)
         self.rule = PrimalDualRule(
-            m,
+            info.m,
             horizon,
-            B=_hint(info, "B", B, "the bound on |f|"),
-            G=_hint(info, "G", G, "the bound on |g|"),
-            R=_hint(info, "R", R, "the sub-Gaussian noise level of the reward"),
+            B=self._hint("B", B, "the bound on |f|"),
+            G=self._hint("G", G, "the bound on |g|"),
+            R=self._hint("R", R, "the sub-Gaussian noise level of the reward"),
             R_g=R_g,
             alpha=alpha,
             beta=beta,
             beta_g=beta_g,
             beta_scale=beta_scale,
-            delta=_hint(info, "slater_margin", delta, "the Slater margin", "delta"),
+            delta=self._hint("slater_margin", delta, "the Slater margin delta", "delta"),
             rho=rho,
             V=V,
             slack=slack,
@@ -122,14 +103,16 @@ class CKB(RuleAdapter, Policy):
         self.noise_g = (
             self.noise if noise_g is None else check_scalar(noise_g, "noise_g", low=0.0, low_inclusive=False)
         )
-        kf = self._kernel(kernel)
-        kg = kf if kernel_g is None else self._kernel(kernel_g)
-        C = info.domain.candidates
-        self.gp_f = ExactGP(kf, self.noise, C, method=method)
-        prior = None
-        if self.strategy.name == "ts" and kg is kf:
-            prior = self.gp_f.prior  # one prior factor for f and every g
-        self.gp_g = [ExactGP(kg, self.noise_g, C, method=method, prior=prior) for _ in range(m)]
+        self.gp_f, self.gp_g = self._gps(
+            kernel,
+            self.noise,
+            C,
+            method=method,
+            m=info.m,
+            kernel_g=kernel_g,
+            noise_g=self.noise_g,
+            shared_prior=self.strategy.name == "ts",  # one prior factor for f and every g
+        )
 
     def _model(self, name: str):
         return self.gp_f if name == "f" else self.gp_g[int(name[1:])]

@@ -35,11 +35,10 @@ import numpy as np
 
 from ckb._validation import check_scalar
 from ckb.errors import InvalidInputError
-from ckb.exploration import argmax_random_tie, make_beta, refine_from_candidates
+from ckb.exploration import make_beta
 from ckb.policies.base import Policy, RuleAdapter
 from ckb.policies.registry import POLICIES
 from ckb.rules import ConfigRule, RPOLRule
-from ckb.surrogates import ExactGP
 
 
 class OptimisticPolicy(RuleAdapter, Policy):
@@ -47,7 +46,6 @@ class OptimisticPolicy(RuleAdapter, Policy):
     the constraints to an optimistic rule (:mod:`ckb.rules.optimistic`: RPOL or CONFIG)."""
 
     accepts_partial_feedback = True
-    rule_class: Any = None
 
     def __init__(
         self,
@@ -71,14 +69,13 @@ class OptimisticPolicy(RuleAdapter, Policy):
     ) -> None:
         super().__init__(info, rng)
         self._require_constraints()
-        h = info.hints
         self.rule = self.rule_class(
             info.m,
             horizon,
-            B_f=B_f if B_f is not None else h.get("B", 1.0),
-            B_g=B_g if B_g is not None else h.get("G", 1.0),
-            R_f=R_f if R_f is not None else h.get("R", 0.1),
-            R_g=R_g if R_g is not None else h.get("R", 0.1),
+            B_f=self._hint("B", B_f, default=1.0),
+            B_g=self._hint("G", B_g, default=1.0),
+            R_f=self._hint("R", R_f, default=0.1),
+            R_g=self._hint("R", R_g, default=0.1),
             p=p,
             beta=beta,
             beta_scale=beta_scale,
@@ -93,9 +90,7 @@ class OptimisticPolicy(RuleAdapter, Policy):
         self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
         self.n_restarts = check_scalar(n_restarts, "n_restarts", low=0, integer=True)
         cands, self._finite = self._search_set(n_candidates)
-        k = self._kernel(kernel)
-        self.gp_f = ExactGP(k, self.noise, cands, method=method)
-        self.gp_g = [ExactGP(k, self.noise, cands, method=method) for _ in range(info.m)]
+        self.gp_f, self.gp_g = self._gps(kernel, self.noise, cands, method=method, m=info.m)
         self._bf = self._bg = float("nan")
 
     def _model(self, name: str):
@@ -126,18 +121,7 @@ class OptimisticPolicy(RuleAdapter, Policy):
         return self.rule.score(*self._point_bounds(X))
 
     def _choose(self, scores: np.ndarray) -> int | np.ndarray:
-        if self._finite:
-            return argmax_random_tie(scores, self.rng)
-        dom = self.info.domain
-        return refine_from_candidates(
-            scores,
-            self._score_point,
-            self.gp_f.candidates,
-            dom.lower,
-            dom.upper,
-            self.rng,
-            n_restarts=self.n_restarts,
-        )
+        return self._best(scores, self._score_point, self.gp_f.candidates, self.n_restarts)
 
     def ask(self, context: Any = None) -> int | np.ndarray:
         self.rule.begin_round()

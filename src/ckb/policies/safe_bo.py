@@ -57,8 +57,8 @@ intervals are non-empty, :math:`\ell_{t+1} \le u_{t+1} \le u_t` means no arm can
 which StageOpt uses below. Computed as :math:`u_{t,j}(x) - L_j \min_{x' \notin A_{t,j}} d(x, x') \ge 0`.
 
 *Distances.* ``distance="euclidean"`` uses the arms' coordinates
-(:func:`ckb.problems.safety.euclidean_distances`); ``"kernel"`` uses the kernel-induced distance
-:math:`d(x, x') = \sqrt{k(x,x) + k(x',x') - 2k(x,x')}` (:func:`ckb.problems.safety.kernel_distances`),
+(:func:`ckb.contract.distances.euclidean_distances`); ``"kernel"`` uses the kernel-induced distance
+:math:`d(x, x') = \sqrt{k(x,x) + k(x',x') - 2k(x,x')}` (:func:`ckb.contract.distances.kernel_distances`),
 the only metric available for arms without coordinates (light sensors, stocks: a
 :class:`~ckb.kernels.PrecomputedKernel`). ``"auto"`` (default) picks ``"kernel"`` for a
 :class:`~ckb.kernels.PrecomputedKernel` and ``"euclidean"`` otherwise. The Lipschitz constant must be the
@@ -144,15 +144,14 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_choice, check_scalar
+from ckb.contract.distances import euclidean_distances, kernel_distances
+from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError, OutOfDomainError
 from ckb.exploration import argmax_random_tie, make_beta
 from ckb.kernels import PrecomputedKernel
 from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
-from ckb.problems.observation import Observation
-from ckb.problems.safety import euclidean_distances, kernel_distances
-from ckb.surrogates import ExactGP
 
 _DISTANCES = ("auto", "euclidean", "kernel")
 
@@ -289,40 +288,29 @@ class _SafeBO(Policy):
         info,
         rng,
         *,
-        safe_seed: int | Sequence[int] | None,
-        B: float | None,
-        G: float | None,
-        R: float | None,
-        R_g: float | None,
-        noise: float,
-        noise_g: float | None,
-        alpha: float,
-        beta: Any,
-        beta_g: Any,
-        beta_scale: float,
-        kernel: Any,
-        method: str,
+        safe_seed: int | Sequence[int] | None = None,
+        B: float | None = None,
+        G: float | None = None,
+        R: float | None = None,
+        R_g: float | None = None,
+        noise: float = 1.0,
+        noise_g: float | None = None,
+        alpha: float = 0.05,
+        beta: Any = "theory",
+        beta_g: Any = None,
+        beta_scale: float = 1.0,
+        kernel: Any = None,
+        method: str = "auto",
     ) -> None:
         super().__init__(info, rng)
-        name = self.name or type(self).__name__
-        dom = info.domain
-        if dom.candidates is None:
-            raise InvalidInputError(
-                f"policy {name!r} needs a domain with candidates (finite arms or a grid); "
-                f"problem {info.name!r} is a continuous box without a grid."
-            )
+        C = self._require_candidates()
+        self._require_constraints()
         self.m = int(info.m)
-        if self.m < 1:
-            raise InvalidInputError(
-                f"policy {name!r} is a safe-BO method and needs at least one constraint; "
-                f"problem {info.name!r} has m = 0."
-            )
-        self.n = dom.n
-        hints = info.hints
-        self.seeds = self._seed_set(safe_seed, hints, name)
-        self.B = check_scalar(hints.get("B", 1.0) if B is None else B, "B", low=0.0)
-        self.G = check_scalar(hints.get("G", 1.0) if G is None else G, "G", low=0.0)
-        self.R = check_scalar(hints.get("R", 0.1) if R is None else R, "R", low=0.0)
+        self.n = info.domain.n
+        self.seeds = self._seed_set(safe_seed, info.hints, self._who)
+        self.B = check_scalar(self._hint("B", B, default=1.0), "B", low=0.0)
+        self.G = check_scalar(self._hint("G", G, default=1.0), "G", low=0.0)
+        self.R = check_scalar(self._hint("R", R, default=0.1), "R", low=0.0)
         self.R_g = self.R if R_g is None else check_scalar(R_g, "R_g", low=0.0)
         self.noise = check_scalar(noise, "noise", low=0.0, low_inclusive=False)
         self.noise_g = (
@@ -337,10 +325,7 @@ class _SafeBO(Policy):
         self.beta_g = make_beta(
             beta if beta_g is None else beta_g, B=self.G, R=self.R_g, alpha=a, scale=scale
         )
-        k = self._kernel(kernel)
-        C = dom.candidates
-        self.gp = ExactGP(k, self.noise, C, method=method)
-        self.gp_g = [ExactGP(k, self.noise_g, C, method=method) for _ in range(self.m)]
+        self.gp, self.gp_g = self._gps(kernel, self.noise, C, method=method, m=self.m, noise_g=self.noise_g)
         self._beta_t = float("nan")
         self._beta_g_t = np.full(self.m, np.nan)
         self._info: dict[str, float] = {}
@@ -424,14 +409,20 @@ class _SafeBO(Policy):
 class _LipschitzSafeBO(_SafeBO):
     """Adds the Lipschitz safe set: constants, distances, intersected safety intervals C_t."""
 
-    def __init__(self, info, rng, *, lipschitz, distance, **common) -> None:
+    def __init__(
+        self,
+        info,
+        rng,
+        *,
+        lipschitz: float | Sequence[float] | None = None,
+        distance: str = "auto",
+        **common: Any,
+    ) -> None:
         super().__init__(info, rng, **common)
-        if distance not in _DISTANCES:
-            raise InvalidInputError(f"distance must be one of {_DISTANCES}, got {distance!r}.")
-        if distance == "auto":
+        if check_choice(distance, "distance", _DISTANCES) == "auto":
             distance = "kernel" if isinstance(self.gp.kernel, PrecomputedKernel) else "euclidean"
         self.distance = distance
-        self.lipschitz = self._lipschitz(lipschitz, info.hints, self.name or type(self).__name__)
+        self.lipschitz = self._lipschitz(lipschitz, info.hints, self._who)
         C = info.domain.candidates
         D = kernel_distances(self.gp.kernel, C) if distance == "kernel" else euclidean_distances(C)
         self.safe_set = LipschitzSafeSet(self.seeds, self.lipschitz, D)
@@ -497,6 +488,19 @@ def _horizon(horizon, name: str) -> int | None:
     return None if horizon is None else check_scalar(horizon, f"{name}: horizon", low=1, integer=True)
 
 
+def _phase_length(
+    value, param: str, horizon: int | None, of_horizon, rule: str, policy: str, what: str
+) -> int:
+    """A first phase's length: ``value`` if given, else ``of_horizon(T)`` (``rule`` says how); rounds >= 0."""
+    if value is None:
+        if horizon is None:
+            raise InvalidInputError(
+                f"policy {policy!r} needs {what}: pass {param}=ROUNDS or horizon=T (then {rule})."
+            )
+        value = of_horizon(horizon)
+    return check_scalar(value, param, low=0, integer=True)
+
+
 _COMMON_DOC = """
     safe_seed:
         A known safe arm, or a list of them (:math:`S_0`); default ``info.hints["safe_seed"]``, an error
@@ -546,32 +550,8 @@ class SafeOpt(_LipschitzSafeBO):
         + "\n    Internals per round: ``beta``, ``beta_g``, ``safe_set_size``, ``expanders``, ``maximizers``.\n"
     )
 
-    def __init__(
-        self,
-        info,
-        rng,
-        *,
-        safe_seed: int | Sequence[int] | None = None,
-        lipschitz: float | Sequence[float] | None = None,
-        distance: str = "auto",
-        B: float | None = None,
-        G: float | None = None,
-        R: float | None = None,
-        R_g: float | None = None,
-        noise: float = 1.0,
-        noise_g: float | None = None,
-        alpha: float = 0.05,
-        beta: Any = "theory",
-        beta_g: Any = None,
-        beta_scale: float = 1.0,
-        kernel: Any = None,
-        method: str = "auto",
-    ) -> None:
-        super().__init__(
-            info, rng, safe_seed=safe_seed, lipschitz=lipschitz, distance=distance, B=B, G=G, R=R,
-            R_g=R_g, noise=noise, noise_g=noise_g, alpha=alpha, beta=beta, beta_g=beta_g,
-            beta_scale=beta_scale, kernel=kernel, method=method,
-        )  # fmt: skip
+    def __init__(self, info, rng, **params: Any) -> None:
+        super().__init__(info, rng, **params)
         self.lf = np.full(self.n, -np.inf)
         self.uf = np.full(self.n, np.inf)
 
@@ -634,37 +614,24 @@ class StageOpt(_LipschitzSafeBO):
         info,
         rng,
         *,
-        safe_seed: int | Sequence[int] | None = None,
-        lipschitz: float | Sequence[float] | None = None,
-        distance: str = "auto",
         horizon: int | None = None,
         T0: int | None = None,
         T0_fraction: float = 0.1,
         switch_when_converged: bool = True,
         freeze_safe_set: bool = True,
-        B: float | None = None,
-        G: float | None = None,
-        R: float | None = None,
-        R_g: float | None = None,
-        noise: float = 1.0,
-        noise_g: float | None = None,
-        alpha: float = 0.05,
-        beta: Any = "theory",
-        beta_g: Any = None,
-        beta_scale: float = 1.0,
-        kernel: Any = None,
-        method: str = "auto",
+        **params: Any,
     ) -> None:
         horizon = _horizon(horizon, "stageopt")
         frac = check_scalar(T0_fraction, "T0_fraction", low=0.0, high=1.0)
-        if T0 is None:
-            if horizon is None:
-                raise InvalidInputError(
-                    "policy 'stageopt' needs the stage-1 length: pass T0=ROUNDS or horizon=T "
-                    f"(then T0 = ceil({frac} * T))."
-                )
-            T0 = math.ceil(frac * horizon)
-        self.T0 = check_scalar(T0, "T0", low=0, integer=True)
+        self.T0 = _phase_length(
+            T0,
+            "T0",
+            horizon,
+            lambda T: math.ceil(frac * T),
+            f"T0 = ceil({frac} * T)",
+            "stageopt",
+            "the stage-1 length",
+        )
         for flag, val in (
             ("switch_when_converged", switch_when_converged),
             ("freeze_safe_set", freeze_safe_set),
@@ -674,11 +641,7 @@ class StageOpt(_LipschitzSafeBO):
         self.horizon = horizon
         self.switch_when_converged = bool(switch_when_converged)
         self.freeze_safe_set = bool(freeze_safe_set)
-        super().__init__(
-            info, rng, safe_seed=safe_seed, lipschitz=lipschitz, distance=distance, B=B, G=G, R=R,
-            R_g=R_g, noise=noise, noise_g=noise_g, alpha=alpha, beta=beta, beta_g=beta_g,
-            beta_scale=beta_scale, kernel=kernel, method=method,
-        )  # fmt: skip
+        super().__init__(info, rng, **params)
         self.stage = 1
         self.switched_at = 0  # first round of stage 2 (0: not yet)
 
@@ -746,41 +709,24 @@ class SGPUCB(_SafeBO):
         info,
         rng,
         *,
-        safe_seed: int | Sequence[int] | None = None,
         horizon: int | None = None,
         T_explore: int | None = None,
         explore: str = "seed",
-        B: float | None = None,
-        G: float | None = None,
-        R: float | None = None,
-        R_g: float | None = None,
-        noise: float = 1.0,
-        noise_g: float | None = None,
-        alpha: float = 0.05,
-        beta: Any = "theory",
-        beta_g: Any = None,
-        beta_scale: float = 1.0,
-        kernel: Any = None,
-        method: str = "auto",
+        **params: Any,
     ) -> None:
         horizon = _horizon(horizon, "sgp-ucb")
-        if T_explore is None:
-            if horizon is None:
-                raise InvalidInputError(
-                    "policy 'sgp-ucb' needs the exploration length T': pass T_explore=ROUNDS or "
-                    "horizon=T (then T' = ceil(sqrt(T)))."
-                )
-            T_explore = math.ceil(math.sqrt(horizon))
-        self.T_explore = check_scalar(T_explore, "T_explore", low=0, integer=True)
-        if explore not in ("seed", "pessimistic"):
-            raise InvalidInputError(f"explore must be 'seed' or 'pessimistic', got {explore!r}.")
-        self.explore = explore
+        self.T_explore = _phase_length(
+            T_explore,
+            "T_explore",
+            horizon,
+            lambda T: math.ceil(math.sqrt(T)),
+            "T' = ceil(sqrt(T))",
+            "sgp-ucb",
+            "the exploration length T'",
+        )
+        self.explore = check_choice(explore, "explore", ("seed", "pessimistic"))
         self.horizon = horizon
-        super().__init__(
-            info, rng, safe_seed=safe_seed, B=B, G=G, R=R, R_g=R_g,
-            noise=noise, noise_g=noise_g, alpha=alpha, beta=beta, beta_g=beta_g,
-            beta_scale=beta_scale, kernel=kernel, method=method,
-        )  # fmt: skip
+        super().__init__(info, rng, **params)
         #: the pessimistic safe set D_t of the last round (the seeds before round 1)
         self.safe = np.zeros(self.n, dtype=bool)
         self.safe[self.seeds] = True

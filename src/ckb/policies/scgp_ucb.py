@@ -64,11 +64,11 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_scalar
+from ckb.contract.revealed import check_revealed_constraints
 from ckb.errors import InvalidInputError
-from ckb.exploration import argmax_random_tie, make_beta
-from ckb.policies.base import Policy
+from ckb.exploration import argmax_random_tie
+from ckb.policies.igp_ucb import IGPUCB
 from ckb.policies.registry import POLICIES
-from ckb.surrogates import ExactGP
 
 SETTINGS = ("i", "ii")
 
@@ -110,19 +110,8 @@ def _bound_slope(delta: float, setting: str) -> float:
     return 1.0 if setting == "i" else delta / 2.0
 
 
-def _hint(info, key: str, value: Any, what: str, param: str) -> Any:
-    if value is not None:
-        return value
-    if key in info.hints:
-        return float(info.hints[key])
-    raise InvalidInputError(
-        f"scgp-ucb needs {what}: pass {param}=... or use a problem that publishes the hint {key!r} "
-        f"(problem {info.name!r} publishes {sorted(info.hints) or 'none'})."
-    )
-
-
 @POLICIES.register("scgp-ucb")
-class SCGPUCB(Policy):
+class SCGPUCB(IGPUCB):
     """SCGP-UCB (002 Algorithm 2); see the module docstring.
 
     Parameters
@@ -134,13 +123,15 @@ class SCGPUCB(Policy):
         E[g_t]. Default: the problem's hints ``B``, ``G``, ``slater_margin``.
     epsilon0, V0:
         Override the setting's constants in ε_t = epsilon0 / sqrt(t), V_t = V0 sqrt(t).
-    R, noise, alpha:
-        Sub-Gaussian noise level of the reward, GP noise λ, confidence level (β_t uses ln(2/alpha)).
-    beta, beta_scale:
-        β_t schedule (default ``"theory"``) and a multiplier.
-    kernel, method:
-        GP kernel (default: the problem's) and representation (leave ``"auto"``).
+    R, noise, alpha, beta, beta_scale, kernel, method:
+        IGP-UCB's (:class:`~ckb.policies.igp_ucb.IGPUCB`, whose GP of ``f`` and β_t this policy keeps):
+        sub-Gaussian noise level of the reward (0.1), GP noise λ (1.0), confidence level (β_t uses
+        ln(2/alpha)), β_t schedule (``"theory"``) and a multiplier, GP kernel (default: the problem's)
+        and representation (leave ``"auto"``).
     """
+
+    # Theorems 3-4 write ln(2/delta) with delta the confidence level: theory beta with alpha / 2
+    confidence_split = 2.0
 
     def __init__(
         self,
@@ -153,35 +144,20 @@ class SCGPUCB(Policy):
         delta: float | None = None,
         epsilon0: float | None = None,
         V0: float | None = None,
-        R: float = 0.1,
-        noise: float = 1.0,
-        alpha: float = 0.05,
-        beta: Any = "theory",
-        beta_scale: float = 1.0,
-        kernel: Any = None,
-        method: str = "auto",
+        **ucb: Any,
     ) -> None:
-        super().__init__(info, rng)
-        if info.m < 1:
-            raise InvalidInputError(
-                f"scgp-ucb needs a constrained problem (m >= 1); {info.name!r} has m = 0."
-            )
-        if info.domain.candidates is None:
-            raise InvalidInputError(
-                "scgp-ucb needs a finite domain or a grid: g_t is revealed at the candidates "
-                "(give the box a grid, BoxDomain(..., grid=...))."
-            )
+        super().__init__(info, rng, B=B, **ucb)
+        check_scalar(self.B, "B", low=0.0, low_inclusive=False)
+        self._require_constraints()
+        self._shape = (len(self._require_candidates(" (g_t is revealed at the candidates)")), info.m)
         if setting not in SETTINGS:
             raise InvalidInputError(f"setting must be 'i' or 'ii' (Theorem 4), got {setting!r}.")
         self.setting = setting
-        self.B = check_scalar(
-            _hint(info, "B", B, "the bound B on |f|", "B"), "B", low=0.0, low_inclusive=False
-        )
         self.G = check_scalar(
-            _hint(info, "G", G, "the bound G on |g_t| (Assumption 6)", "G"), "G", low=0.0, low_inclusive=False
+            self._hint("G", G, "the bound G on |g_t| (Assumption 6)"), "G", low=0.0, low_inclusive=False
         )
         self.delta = check_scalar(
-            _hint(info, "slater_margin", delta, "the Slater margin delta", "delta"),
+            self._hint("slater_margin", delta, "the Slater margin delta", "delta"),
             "delta (Slater margin)",
             low=0.0,
             low_inclusive=False,
@@ -189,22 +165,7 @@ class SCGPUCB(Policy):
         e0, v0 = setting_constants(setting, self.B, self.delta)
         self.epsilon0 = e0 if epsilon0 is None else check_scalar(epsilon0, "epsilon0", low=0.0)
         self.V0 = v0 if V0 is None else check_scalar(V0, "V0", low=0.0, low_inclusive=False)
-        self.R = check_scalar(R, "R", low=0.0)
-        self.noise = check_scalar(noise, "noise", low=0.0, low_inclusive=False)
-        self.alpha = check_scalar(
-            alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
-        )
-        # Theorems 3-4 write ln(2/delta) with delta the confidence level: theory beta with alpha / 2
-        self.beta = make_beta(
-            beta,
-            B=self.B,
-            R=self.R,
-            alpha=self.alpha / 2.0,
-            scale=check_scalar(beta_scale, "beta_scale", low=0.0),
-        )
-        self.gp = ExactGP(self._kernel(kernel), self.noise, info.domain.candidates, method=method)
         self.m = info.m
-        self._shape = (info.domain.n, info.m)
         self.Q = np.zeros(self.m)  # Q(t), one virtual queue per constraint
         self._penalty = np.zeros(self.m)  # Q(t) / V_t of the last decision
         self._beta_t = self._V_t = self._eps_t = float("nan")
@@ -225,18 +186,7 @@ class SCGPUCB(Policy):
                 "scgp-ucb needs the revealed constraint sample g_t before each round: run it in the "
                 "'full-information' environment (ask(g_t) with g_t of shape (n, m))."
             )
-        g = np.asarray(context, dtype=float)
-        if g.ndim == 1 and self.m == 1:
-            g = g[:, None]
-        if g.shape != self._shape:
-            raise InvalidInputError(
-                f"the revealed constraint sample must have shape {self._shape} (n candidates, m constraints), "
-                f"got {g.shape}."
-            )
-        if not np.all(np.isfinite(g)):
-            raise InvalidInputError(
-                f"the revealed constraint sample has a non-finite value at {np.argwhere(~np.isfinite(g))[0].tolist()}."
-            )
+        g = check_revealed_constraints(context, self._shape, "the revealed constraint sample")
         worst = float(np.max(np.abs(g)))
         if worst > self.G * (1.0 + 1e-12):
             raise InvalidInputError(

@@ -1,6 +1,10 @@
-"""Problems: domains, true functions, noise models and ground truth (apart from policies)."""
+"""Problems: true functions, noise models and ground truth (apart from policies).
 
-from ckb.problems.domain import BoxDomain, Domain, FiniteDomain
+The policy-facing contract (domains, :class:`ProblemInfo`, :class:`Observation`) lives in :mod:`ckb.contract`
+and is re-exported here.
+"""
+
+from ckb.contract import BoxDomain, Domain, FiniteDomain, Observation, ProblemInfo
 from ckb.problems.noise import (
     GaussianNoise,
     GaussianRewardNoise,
@@ -8,13 +12,14 @@ from ckb.problems.noise import (
     ResampledReadings,
     UniformNoise,
 )
-from ckb.problems.observation import Observation
-from ckb.problems.problem import Problem, ProblemInfo
+from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
 from ckb.registry import import_submodules
 
 # Every module in this package registers its problems on import.
-import_submodules("ckb.problems", skip=("domain", "noise", "observation", "problem", "registry", "safety"))
+import_submodules(
+    "ckb.problems", skip=("data", "domain", "noise", "observation", "problem", "registry", "safety")
+)
 
 __all__ = [
     "PROBLEMS",

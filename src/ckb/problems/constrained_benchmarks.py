@@ -75,8 +75,8 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.kernels import Matern
-from ckb.problems.domain import BoxDomain
 from ckb.problems.gardner import F_STAR as GARDNER2_F_STAR
 from ckb.problems.noise import GaussianNoise
 from ckb.problems.problem import Problem
@@ -207,57 +207,69 @@ class ConstrainedBenchmark:
         }
 
 
-CONSTRAINED_BENCHMARKS: dict[str, ConstrainedBenchmark] = {
-    b.name: b
-    for b in (
-        ConstrainedBenchmark(
-            "gardner-1",
-            "gardner-1",
-            {},
-            (0.71,),
-            GARDNER1_F_STAR,
-            4.0,
-            "Gardner et al. 2014, simulation 1",
-        ),
-        ConstrainedBenchmark(
-            "gardner-2",
-            "gardner",
-            {"reward_std": 0.0},
-            (0.52,),
-            GARDNER2_F_STAR,
-            8.0,
-            "Gardner et al. 2014, simulation 2 (maximize -sin x1 - x2)",
-        ),
-        ConstrainedBenchmark(
-            "gramacy",
-            "gramacy",
-            {},
-            (0.76, 0.42),
-            GRAMACY_F_STAR,
-            2.0,
-            "Gramacy et al. 2016, toy problem",
-        ),
-        ConstrainedBenchmark(
-            "branin-disk",
-            "branin-disk",
-            {},
-            (24.0,),
-            BRANIN_F_STAR,
-            308.12909601160663 - BRANIN_F_STAR,
-            "Gelbart et al. 2014 (Branin-Hoo, disk constraint)",
-        ),
-        ConstrainedBenchmark(
-            "hartmann6-ball",
-            "hartmann6-ball",
-            {},
-            (0.27,),
-            HARTMANN6_F_STAR,
-            -HARTMANN6_F_STAR,
-            "Letham et al. 2019 (Hartmann-6, ||x||_2 <= 1)",
-        ),
-    )
-}
-"""The benchmark problems by name (``gardner-2`` is the registered problem ``gardner``, noise-free)."""
+CONSTRAINED_BENCHMARKS: dict[str, ConstrainedBenchmark] = {}
+"""The benchmark problems by name (``gardner-2`` is the registered problem ``gardner``, noise-free); the
+modules that define more add theirs with :func:`add_benchmarks`."""
+
+
+def add_benchmarks(*benchmarks: ConstrainedBenchmark) -> dict[str, ConstrainedBenchmark]:
+    """Add ``benchmarks`` to :data:`CONSTRAINED_BENCHMARKS` (a name taken by another benchmark is an
+    error); returns them by name, in order."""
+    added = {b.name: b for b in benchmarks}
+    for name, bench in added.items():
+        if CONSTRAINED_BENCHMARKS.get(name, bench) is not bench:
+            raise RuntimeError(f"constrained benchmark {name!r} is already defined elsewhere.")
+        CONSTRAINED_BENCHMARKS[name] = bench
+    return added
+
+
+add_benchmarks(
+    ConstrainedBenchmark(
+        "gardner-1",
+        "gardner-1",
+        {},
+        (0.71,),
+        GARDNER1_F_STAR,
+        4.0,
+        "Gardner et al. 2014, simulation 1",
+    ),
+    ConstrainedBenchmark(
+        "gardner-2",
+        "gardner",
+        {"reward_std": 0.0},
+        (0.52,),
+        GARDNER2_F_STAR,
+        8.0,
+        "Gardner et al. 2014, simulation 2 (maximize -sin x1 - x2)",
+    ),
+    ConstrainedBenchmark(
+        "gramacy",
+        "gramacy",
+        {},
+        (0.76, 0.42),
+        GRAMACY_F_STAR,
+        2.0,
+        "Gramacy et al. 2016, toy problem",
+    ),
+    ConstrainedBenchmark(
+        "branin-disk",
+        "branin-disk",
+        {},
+        (24.0,),
+        BRANIN_F_STAR,
+        308.12909601160663 - BRANIN_F_STAR,
+        "Gelbart et al. 2014 (Branin-Hoo, disk constraint)",
+    ),
+    ConstrainedBenchmark(
+        "hartmann6-ball",
+        "hartmann6-ball",
+        {},
+        (0.27,),
+        HARTMANN6_F_STAR,
+        -HARTMANN6_F_STAR,
+        "Letham et al. 2019 (Hartmann-6, ||x||_2 <= 1)",
+    ),
+)
 
 
 # ---------------------------------------------------------------------------------------------- factories

@@ -137,10 +137,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb._validation import check_finite_array, check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.errors import InvalidInputError
 from ckb.kernels import Matern
-from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, ConstrainedBenchmark
-from ckb.problems.domain import BoxDomain
+from ckb.problems.constrained_benchmarks import ConstrainedBenchmark, add_benchmarks
 from ckb.problems.noise import GaussianNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -418,44 +418,36 @@ ENGINEERING_SPECS: dict[str, EngineeringSpec] = {
     ),
 }
 
-ENGINEERING_BENCHMARKS: dict[str, EngineeringBenchmark] = {
-    b.name: b
-    for b in (
-        EngineeringBenchmark(
-            "welded-beam",
-            "welded-beam",
-            {},
-            (10700.0, 23500.0, 0.556, 3.07, 0.925, 0.241, 353000.0),
-            WELDED_BEAM_F_STAR,
-            ENGINEERING_SPECS["welded-beam"].f_max - ENGINEERING_SPECS["welded-beam"].f_min,
-            "Ragsdell & Phillips 1976 (welded beam), form of Coello Coello 2000",
-        ),
-        EngineeringBenchmark(
-            "tension-spring",
-            "tension-spring",
-            {},
-            (1.0, 1.0, 28.4, 0.347),
-            TENSION_SPRING_F_STAR,
-            ENGINEERING_SPECS["tension-spring"].f_max - ENGINEERING_SPECS["tension-spring"].f_min,
-            "Arora 1989 / Belegundu 1982 (tension/compression spring), form of Coello Coello 2000",
-        ),
-        EngineeringBenchmark(
-            "speed-reducer",
-            "speed-reducer",
-            {},
-            (0.303, 0.545, 0.589, 0.921, 240.0, 60.1, 23.2, 0.867, 7.87, 0.103, 0.0466),
-            SPEED_REDUCER_F_STAR,
-            ENGINEERING_SPECS["speed-reducer"].f_max - ENGINEERING_SPECS["speed-reducer"].f_min,
-            "Golinski 1970 (speed reducer), form of Lemonge et al. 2010",
-        ),
-    )
-}
+ENGINEERING_BENCHMARKS: dict[str, EngineeringBenchmark] = add_benchmarks(
+    EngineeringBenchmark(
+        "welded-beam",
+        "welded-beam",
+        {},
+        (10700.0, 23500.0, 0.556, 3.07, 0.925, 0.241, 353000.0),
+        WELDED_BEAM_F_STAR,
+        ENGINEERING_SPECS["welded-beam"].f_max - ENGINEERING_SPECS["welded-beam"].f_min,
+        "Ragsdell & Phillips 1976 (welded beam), form of Coello Coello 2000",
+    ),
+    EngineeringBenchmark(
+        "tension-spring",
+        "tension-spring",
+        {},
+        (1.0, 1.0, 28.4, 0.347),
+        TENSION_SPRING_F_STAR,
+        ENGINEERING_SPECS["tension-spring"].f_max - ENGINEERING_SPECS["tension-spring"].f_min,
+        "Arora 1989 / Belegundu 1982 (tension/compression spring), form of Coello Coello 2000",
+    ),
+    EngineeringBenchmark(
+        "speed-reducer",
+        "speed-reducer",
+        {},
+        (0.303, 0.545, 0.589, 0.921, 240.0, 60.1, 23.2, 0.867, 7.87, 0.103, 0.0466),
+        SPEED_REDUCER_F_STAR,
+        ENGINEERING_SPECS["speed-reducer"].f_max - ENGINEERING_SPECS["speed-reducer"].f_min,
+        "Golinski 1970 (speed reducer), form of Lemonge et al. 2010",
+    ),
+)
 """The engineering benchmarks by name; each is also an entry of ``CONSTRAINED_BENCHMARKS``."""
-
-for _name, _bench in ENGINEERING_BENCHMARKS.items():
-    if CONSTRAINED_BENCHMARKS.get(_name, _bench) is not _bench:
-        raise RuntimeError(f"constrained benchmark {_name!r} is already defined elsewhere.")
-    CONSTRAINED_BENCHMARKS[_name] = _bench
 
 
 # ---------------------------------------------------------------------------------------------- factories

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ckb._validation import check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.kernels import SquaredExponential
-from ckb.problems.domain import BoxDomain
 from ckb.problems.noise import GaussianRewardNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS

@@ -29,10 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
-from ckb.errors import InvalidInputError
-from ckb.kernels import Matern, SquaredExponential
-from ckb.problems.domain import BoxDomain
+from ckb._validation import check_choice, check_scalar
+from ckb.contract.domain import BoxDomain
+from ckb.kernels import Kernel, Matern, SquaredExponential
 from ckb.problems.noise import GaussianRewardNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -50,6 +49,14 @@ def gardner_g(X: np.ndarray) -> np.ndarray:
     return (np.sin(X[:, 0]) * np.sin(X[:, 1]) + 0.95)[:, None]
 
 
+def gardner_kernel(kernel: str, lengthscale: float) -> Kernel:
+    """The kernel choices of the Gardner problems: ``"matern52"`` (Matérn ν = 5/2) or ``"se"``."""
+    lengthscale = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
+    if check_choice(kernel, "kernel", ("matern52", "se")) == "se":
+        return SquaredExponential(lengthscale)
+    return Matern(lengthscale, nu=2.5)
+
+
 @PROBLEMS.register("gardner")
 def gardner(
     rng: np.random.Generator,
@@ -62,11 +69,8 @@ def gardner(
     grid: Any = None,
 ) -> Problem:
     """The Gardner problem (see the module docstring); the instance is fixed, ``rng`` is unused."""
-    lengthscale = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
-    if kernel not in ("matern52", "se"):
-        raise InvalidInputError(f"kernel must be 'matern52' or 'se', got {kernel!r}.")
-    if constraint_noise not in ("none", "gaussian"):
-        raise InvalidInputError(f"constraint_noise must be 'none' or 'gaussian', got {constraint_noise!r}.")
+    kernel = gardner_kernel(kernel, lengthscale)
+    check_choice(constraint_noise, "constraint_noise", ("none", "gaussian"))
     domain = BoxDomain([0.0, 0.0], [6.0, 6.0], grid=grid)
     noise = GaussianRewardNoise(
         reward_std, constraint_noise, constraint_std if constraint_noise != "none" else 0.0
@@ -79,7 +83,7 @@ def gardner(
         gardner_f,
         gardner_g,
         noise,
-        kernel=Matern(lengthscale, nu=2.5) if kernel == "matern52" else SquaredExponential(lengthscale),
+        kernel=kernel,
         optimum=optimum,
         hints=hints,
         metadata={

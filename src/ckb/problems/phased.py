@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.errors import InvalidInputError
-from ckb.kernels import Matern, SquaredExponential
-from ckb.problems.domain import BoxDomain
+from ckb.problems.gardner import gardner_kernel
 from ckb.problems.noise import GaussianRewardNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -116,9 +116,7 @@ def gardner_phases(
 ) -> PhasedProblem:
     """004 Exp. 3's three phases (module docstring); the instance is fixed, ``rng`` is unused."""
     grid = check_scalar(grid, "grid", low=2, integer=True)
-    lengthscale = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
-    if kernel not in ("se", "matern52"):
-        raise InvalidInputError(f"kernel must be 'se' or 'matern52', got {kernel!r}.")
+    kernel = gardner_kernel(kernel, lengthscale)
     phases = [_shifted(0, 0, 0, 0, 0.95), _shifted(-5, 0, 0, 5, 0.5), _shifted(4, 0, 5, 0, 0.95)]
     return PhasedProblem(
         "gardner-phases",
@@ -126,7 +124,7 @@ def gardner_phases(
         phases,
         GaussianRewardNoise(reward_std, "gaussian", constraint_std),
         starts=list(starts),
-        kernel=SquaredExponential(lengthscale) if kernel == "se" else Matern(lengthscale, nu=2.5),
+        kernel=kernel,
         hints={"B": 7.0, "R": float(max(reward_std, constraint_std)), "G": 1.95, "slater_margin": 0.05},
         metadata={
             "phases": "004 Exp. 3: Gardner; f = -sin(x1 - 5) - x2, g = sin x1 sin(x2 + 5) + 0.5; f = -sin(x1 + 4) - x2, g = sin(x1 + 5) sin x2 + 0.95"

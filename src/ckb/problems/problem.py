@@ -7,8 +7,9 @@ Conventions
 - The objective is *maximized* unless ``minimize=True``. Internally every policy maximizes the
   *utility* ``u = sign * f`` (``sign = -1`` when minimizing) and is told ``sign * y``; traces record
   ``f`` in the problem's own sense, and regret is always ``u* - u(x_t) >= 0``.
-- A policy never receives a :class:`Problem`; it gets a :class:`ProblemInfo` (domain, ``m``, kernel
-  hint, sense) and observations. Ground truth (``x*``, ``f*``, true values) is for the runner's metrics.
+- A policy never receives a :class:`Problem`; it gets a :class:`~ckb.contract.ProblemInfo` (domain,
+  ``m``, kernel hint, sense) and observations, the contract of :mod:`ckb.contract`. Ground truth
+  (``x*``, ``f*``, true values) is for the runner's metrics.
 
 Seams for later capabilities: an environment may reveal information before a round (full-information
 constraint samples), deliver observations late (delays), or switch functions between phases
@@ -18,33 +19,17 @@ constraint samples), deliver observations late (delays), or switch functions bet
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ckb.contract.domain import Domain
+from ckb.contract.problem_info import ProblemInfo
 from ckb.errors import InvalidInputError
 from ckb.kernels.base import Kernel
-from ckb.problems.domain import Domain
 from ckb.problems.noise import ObservationModel
 
-
-@dataclass(frozen=True)
-class ProblemInfo:
-    """What a policy may know about a problem: no true functions, no optimum."""
-
-    name: str
-    domain: Domain
-    m: int
-    kernel: Kernel | None
-    minimize: bool = False
-    #: public constants a policy may use as defaults, the ones its paper assumes known. Keys in use:
-    #: ``B`` (bound on |f|, RKHS norm), ``G`` (bound on |g|), ``slater_margin`` (δ, best single-arm
-    #: margin max_x -g(x)), ``R`` (noise level of the readings), ``safe_seed`` (a known strictly
-    #: feasible arm), ``lipschitz`` (of g; see
-    #: :mod:`ckb.problems.safety`). Experiments compute them from the instance, as the papers assume
-    #: them known; nothing else of the ground truth reaches a policy.
-    hints: dict[str, float] = field(default_factory=dict)
+__all__ = ["Problem", "ProblemInfo"]  # ProblemInfo lives in ckb.contract; re-exported here
 
 
 class Problem:
@@ -53,7 +38,7 @@ class Problem:
     Parameters
     ----------
     name, domain:
-        Identification and the :class:`~ckb.problems.domain.Domain`.
+        Identification and the :class:`~ckb.contract.domain.Domain`.
     objective:
         ``f(X) -> (k,)`` for points ``X`` of shape ``(k, d)``; or, for a finite domain, an ``(n,)`` array of
         values at the arms.
@@ -69,7 +54,7 @@ class Problem:
         Optional known ``(x*, f*)``. Otherwise it is computed over the candidates (arms or grid); on a
         continuous box without a grid it must be given for regret to be defined.
     hints:
-        Public scale constants for policy defaults (see :class:`ProblemInfo`).
+        Public scale constants for policy defaults (see :class:`~ckb.contract.ProblemInfo`).
     metadata:
         Free-form facts recorded in summaries (e.g. the instance's ``B``, ``h``, Slater margin).
     """

@@ -73,9 +73,9 @@ import numpy as np
 from scipy.stats import poisson
 
 from ckb._validation import check_finite_array, check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.errors import InvalidInputError
 from ckb.kernels import SquaredExponential
-from ckb.problems.domain import BoxDomain
 from ckb.problems.noise import GaussianNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -146,6 +146,37 @@ def _pair(value: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _node_pairs(service_max: Any, service_curvature: Any, energy_linear: Any) -> tuple[np.ndarray, ...]:
+    """The per-node constants ``s`` (> 0), ``k`` and ``p`` (>= 0), each a pair."""
+    s = _pair(service_max, "service_max")
+    k = _pair(service_curvature, "service_curvature")
+    p = _pair(energy_linear, "energy_linear")
+    if np.any(s <= 0) or np.any(k < 0) or np.any(p < 0):
+        raise InvalidInputError(
+            f"service_max must be > 0, service_curvature and energy_linear >= 0; got {s.tolist()}, "
+            f"{k.tolist()}, {p.tolist()}."
+        )
+    return s, k, p
+
+
+def _stability_constraint(lam: float, H: np.ndarray, G: float) -> tuple[np.ndarray, float]:
+    r"""The mean constraint :math:`g(x) = \mathbb E[\mathrm{Proj}_{[-G, G]}(\omega - H(x))]` at the service
+    totals ``H`` and its Slater margin; an error if the clip would cut the lower end or no arm is stable."""
+    if np.max(H) > G:
+        raise InvalidInputError(
+            f"G = {G} is below the largest service total {np.max(H):.4g}: the clip would cut the constraint's "
+            "lower end; choose G >= max_x h_1(x_1) + h_2(x_2)."
+        )
+    g_mean = clipped_poisson_mean(lam, H, G)
+    delta = float(np.max(-g_mean))
+    if delta <= 0:
+        raise InvalidInputError(
+            f"no allocation is stable: the largest service total {np.max(H):.4g} does not exceed the "
+            f"(clipped) arrival rate; Slater's condition fails (margin {delta:.4g}). Lower arrival_rate."
+        )
+    return g_mean, delta
+
+
 @PROBLEMS.register("gpu-queue")
 def gpu_queue(
     rng: np.random.Generator,
@@ -163,16 +194,9 @@ def gpu_queue(
     """GPU allocation to two nodes under a stochastic queue-stability constraint (see the module docstring)."""
     levels = check_scalar(levels, "levels", low=2, integer=True)
     lam = check_scalar(arrival_rate, "arrival_rate", low=0.0, low_inclusive=False)
-    s = _pair(service_max, "service_max")
-    k = _pair(service_curvature, "service_curvature")
-    p = _pair(energy_linear, "energy_linear")
+    s, k, p = _node_pairs(service_max, service_curvature, energy_linear)
     q = check_scalar(energy_quadratic, "energy_quadratic", low=0.0)
     G = check_scalar(G, "G", low=0.0, low_inclusive=False)
-    if np.any(s <= 0) or np.any(k < 0) or np.any(p < 0):
-        raise InvalidInputError(
-            f"service_max must be > 0, service_curvature and energy_linear >= 0; got {s.tolist()}, "
-            f"{k.tolist()}, {p.tolist()}."
-        )
     domain = BoxDomain([0.0, 0.0], [1.0, 1.0], grid=levels)
     X = domain.candidates
 
@@ -188,18 +212,7 @@ def gpu_queue(
             "the energy cost is 0 everywhere: give energy_linear or energy_quadratic > 0."
         )
     H = service(X)
-    if np.max(H) > G:
-        raise InvalidInputError(
-            f"G = {G} is below the largest service total {np.max(H):.4g}: the clip would cut the constraint's "
-            "lower end; choose G >= max_x h_1(x_1) + h_2(x_2)."
-        )
-    g_mean = clipped_poisson_mean(lam, H, G)
-    delta = float(np.max(-g_mean))
-    if delta <= 0:
-        raise InvalidInputError(
-            f"no allocation is stable: the largest service total {np.max(H):.4g} does not exceed the "
-            f"(clipped) arrival rate; Slater's condition fails (margin {delta:.4g}). Lower arrival_rate."
-        )
+    g_mean, delta = _stability_constraint(lam, H, G)
     Hc = H[:, None]
 
     def sampler(gen: np.random.Generator) -> np.ndarray:

@@ -37,10 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
-from ckb.errors import InvalidInputError
+from ckb._validation import check_choice, check_scalar
+from ckb.contract.domain import BoxDomain
 from ckb.kernels import Matern
-from ckb.problems.domain import BoxDomain
 from ckb.problems.noise import GaussianRewardNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -109,8 +108,7 @@ def rate_allocation(
     """The rate-allocation problem with stand-in utilities (see the module docstring); ``rng`` is unused."""
     s = check_scalar(utility_noise_std, "utility_noise_std", low=0.0)
     lengthscale = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
-    if constraint_noise not in ("none", "uniform"):
-        raise InvalidInputError(f"constraint_noise must be 'none' or 'uniform', got {constraint_noise!r}.")
+    check_choice(constraint_noise, "constraint_noise", ("none", "uniform"))
     noise = GaussianRewardNoise(
         2.0 * s, constraint_noise, constraint_half_width if constraint_noise != "none" else 0.0
     )

@@ -1,7 +1,7 @@
 r"""The two real-data problems of the primal-dual papers: light sensors (002 App. F / 003 Sec. 5) and finance.
 
 Both follow Chowdhury & Gopalan (2019), whose set-up the papers reuse (digest 002-003 §3.2, §3.3, §5.2.4-6);
-the data files and where ckb looks for them are described in :mod:`ckb.data`.
+the data files and where ckb looks for them are described in :mod:`ckb.problems.data`.
 
 ``light-sensor`` (``iw_data_all.mat``)
     Arms: the 41 sensors (:meth:`FiniteDomain.arms`, no coordinates). Objective
@@ -48,17 +48,17 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
-from ckb.data import (
+from ckb._validation import check_choice, check_scalar
+from ckb.contract.domain import FiniteDomain
+from ckb.errors import DataFileError, InvalidInputError
+from ckb.kernels import PrecomputedKernel
+from ckb.problems.data import (
     FINANCE_FILE,
     LIGHT_SENSOR_FILE,
     find_data_file,
     load_finance,
     load_light_sensor,
 )
-from ckb.errors import DataFileError, InvalidInputError
-from ckb.kernels import PrecomputedKernel
-from ckb.problems.domain import FiniteDomain
 from ckb.problems.noise import ResampledReadings
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -90,10 +90,7 @@ def correlation_matrix(table: np.ndarray, *, what: str = "table", arm_names: Any
 
 
 def _check_constraint_noise(constraint_noise: str, constraint_std: float | None) -> float | None:
-    if constraint_noise not in _CONSTRAINT_NOISE:
-        raise InvalidInputError(
-            f"constraint_noise must be one of {_CONSTRAINT_NOISE}, got {constraint_noise!r}."
-        )
+    check_choice(constraint_noise, "constraint_noise", _CONSTRAINT_NOISE)
     if constraint_std is not None:
         if constraint_noise == "coupled":
             raise InvalidInputError(

@@ -6,26 +6,17 @@ and (SafeOpt/StageOpt) a Lipschitz constant of the safety function. Experiments 
 is that they are known); CKB policies do not use them.
 
 Distances: Euclidean between arm coordinates; for arms without a metric (sensors, stocks) the
-kernel-induced distance ``d(x, x') = sqrt(k(x,x) + k(x',x') - 2 k(x,x'))``.
+kernel-induced distance ``d(x, x') = sqrt(k(x,x) + k(x',x') - 2 k(x,x'))``. Policies measure with the same
+ones; they are part of the policy-facing contract (:mod:`ckb.contract.distances`) and re-exported here.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
-from ckb.kernels.base import Kernel
+from ckb.contract.distances import euclidean_distances, kernel_distances
 
-
-def euclidean_distances(points: np.ndarray) -> np.ndarray:
-    return cdist(points, points)
-
-
-def kernel_distances(kernel: Kernel, points: np.ndarray) -> np.ndarray:
-    """``sqrt(k(x,x) + k(x',x') - 2 k(x,x'))`` for all pairs (the RKHS distance of the feature maps)."""
-    K = kernel(points)
-    d = np.diag(K)
-    return np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * K, 0.0))
+__all__ = ["euclidean_distances", "kernel_distances", "lipschitz_constant", "safety_hints"]
 
 
 def lipschitz_constant(values: np.ndarray, distances: np.ndarray) -> float:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ckb._validation import check_scalar
-from ckb.errors import InvalidInputError
+from ckb._validation import check_choice, check_scalar
+from ckb.contract.domain import FiniteDomain
 from ckb.kernels import SquaredExponential
-from ckb.problems.domain import FiniteDomain
 from ckb.problems.noise import GaussianNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
@@ -59,10 +58,8 @@ def rkhs_synthetic(
     """Draw one instance of the synthetic RKHS problem (see the module docstring)."""
     n_grid = check_scalar(n_grid, "n_grid", low=2, integer=True)
     n_support = check_scalar(n_support, "n_support", low=1, integer=True)
-    if support not in ("grid", "continuous"):
-        raise InvalidInputError(f"support must be 'grid' or 'continuous', got {support!r}.")
-    if constraint not in _CONSTRAINTS:
-        raise InvalidInputError(f"constraint must be one of {_CONSTRAINTS}, got {constraint!r}.")
+    check_choice(support, "support", ("grid", "continuous"))
+    check_choice(constraint, "constraint", _CONSTRAINTS)
     kernel = SquaredExponential(lengthscale)
     grid = (np.arange(1, n_grid + 1) / n_grid)[:, None]
 

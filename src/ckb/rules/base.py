@@ -211,6 +211,8 @@ class RuleAdapter:
     state read as the policy's attributes (``policy.phi``, ``policy.Q``, ``policy.kappa``, ...)."""
 
     rule: Any
+    #: the rule class the adapter builds, if one (its constants are the adapter's remaining keywords)
+    rule_class: Any = None
 
     def __getattr__(self, name: str) -> Any:
         rule = self.__dict__.get("rule")

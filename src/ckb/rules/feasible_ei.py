@@ -28,11 +28,19 @@ wrong by more than ``kappa`` standard deviations.
   smallest pessimistic excess :math:`\sum_j [\mu_{g_j} + \kappa\sigma_{g_j}]^+` (one score: outside
   :math:`A_t` it is ``FLOOR`` minus the excess, below any value inside).
 
+- **Exploration, then the endgame** (``explore_kappa`` < ``kappa``): while the rule is not in its
+  endgame, the admissible set uses the width ``explore_kappa`` (e.g. 0: each constraint's posterior
+  mean <= 0, i.e. probability of feasibility at least 1/2 each, close to constrained EI), which explores
+  more at the price of some violations; once the largest expected improvement it finds falls below
+  ``endgame_ei`` (in standard deviations of the objective: the incumbent is within the model's
+  uncertainty of the best it can still hope for), the endgame starts for good and the width is
+  ``kappa``. With ``explore_kappa = kappa`` (the default) there is no exploration phase.
+
 Constants: ``kappa`` (2.0: a point is admitted when each constraint is feasible with posterior
 probability about :math:`\Phi(2) = 0.977` under the fitted GP; larger is safer and slower to reach a
-boundary optimum). State: none besides the round counter (the allowance comes from the optimizer's
-accounting of the budget at each ask). Internals: ``phase`` (0 feasibility first, 1 inside
-:math:`A_t`, 2 fallback), ``allowance`` (per constraint).
+boundary optimum), ``explore_kappa`` (default ``kappa``), ``endgame_ei`` (1e-3). State: ``endgame``
+(the allowance comes from the optimizer's accounting of the budget at each ask). Internals: ``phase``
+(0 feasibility first, 1 inside :math:`A_t`, 2 fallback), ``endgame``, ``allowance`` (per constraint).
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.rules.base import NONNEGATIVE, Rule, named
+from ckb.rules.base import NONNEGATIVE, Real, Rule, named
 from ckb.rules.cei import log_cei
 
 #: the score outside the admissible set lies below this (log EI + log PoF never gets near it)
@@ -51,11 +59,31 @@ FLOOR = -1.0e6
 class PessimisticCEIRule(Rule):
     """Constrained EI over the points whose pessimistic violation is affordable (module docstring)."""
 
-    constants: ClassVar[dict[str, Any]] = {"kappa": NONNEGATIVE}
-    defaults: ClassVar[dict[str, Any]] = {"kappa": 2.0}
+    constants: ClassVar[dict[str, Any]] = {
+        "kappa": NONNEGATIVE,
+        "explore_kappa": Real(optional=True),
+        "endgame_ei": Real(low=0.0),
+    }
+    defaults: ClassVar[dict[str, Any]] = {"kappa": 2.0, "explore_kappa": None, "endgame_ei": 1e-3}
+    state_keys = ("endgame",)
 
     def setup(self) -> None:
+        self.explore_kappa = self.kappa if self.explore_kappa is None else self.explore_kappa
+        self.endgame = self.explore_kappa == self.kappa
         self.last: dict[str, float] = {}
+
+    @property
+    def width(self) -> float:
+        """The constraints' width in use: ``explore_kappa`` before the endgame, ``kappa`` in it."""
+        return self.kappa if self.endgame else self.explore_kappa
+
+    def check_endgame(self, log_ei: float) -> bool:
+        """Start the endgame (for good) when the chosen point's log expected improvement is below
+        ``log(endgame_ei)``; returns whether it started now."""
+        if self.endgame or not log_ei < np.log(max(self.endgame_ei, 1e-300)):
+            return False
+        self.endgame = True
+        return True
 
     def begin_round(self) -> None:
         self.t += 1
@@ -76,7 +104,7 @@ class PessimisticCEIRule(Rule):
         value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
         if best is None:
             return value
-        ucb = mu_g + self.kappa * sd_g
+        ucb = mu_g + self.width * sd_g
         if allowance is None or to_raw is None:
             admissible = (ucb <= 0.0).all(-1)
         else:
@@ -88,7 +116,12 @@ class PessimisticCEIRule(Rule):
     def record(self, value: float, best: float | None, allowance) -> None:
         phase = 0.0 if best is None else (1.0 if value > FLOOR / 2 else 2.0)
         a = np.zeros(self.m) if allowance is None else np.asarray(allowance, dtype=float)
-        self.last = {"phase": phase, "kappa": float(self.kappa), **named("allowance", a)}
+        self.last = {
+            "phase": phase,
+            "kappa": float(self.width),
+            "endgame": float(self.endgame),
+            **named("allowance", a),
+        }
 
     def internals(self) -> dict[str, float]:
         return dict(self.last)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb.problems.observation import Observation
+from ckb.contract.observation import Observation
 from ckb.problems.problem import Problem
 from ckb.registry import Registry
 

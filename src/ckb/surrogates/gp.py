@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_choice, check_finite_array, check_scalar
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError, OutOfDomainError
 from ckb.kernels.base import Kernel
 
@@ -132,9 +132,7 @@ class ExactGP:
             raise InvalidInputError(f"kernel must be a ckb.kernels.Kernel, got {type(kernel).__name__}.")
         self.kernel = kernel
         self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
-        if method not in _METHODS:
-            raise InvalidInputError(f"method must be one of {_METHODS}, got {method!r}.")
-        self.method = method
+        self.method = check_choice(method, "method", _METHODS)
         self.dense_max_arms = check_scalar(dense_max_arms, "dense_max_arms", low=0, integer=True)
         if candidates is None:
             if method == "dense":

@@ -37,11 +37,16 @@ class UcbLcb(RuleOptimizerPolicy):
         super().__init__(m, horizon, **params)
 
     def decide(self, ctx):
-        """A rule whose score takes (UCB of f, LCBs of g): its argmax, and the rule's internals."""
+        """A rule whose score takes (UCB of f, LCBs of g): its argmax, and :meth:`_decision_info`."""
         self._begin()
         _, _, bounds = self._bounds(ctx)
         x, _ = ctx.maximize(lambda X: self.rule.score(*bounds(X)))
-        return x, self.rule.internals()
+        return x, self._decision_info(bounds, x)
+
+    def _decision_info(self, bounds, x: np.ndarray) -> dict[str, Any]:
+        """What the trial records of the decision at ``x`` (``bounds``: X -> (UCB_f, LCB_g)): the rule's
+        internals."""
+        return self.rule.internals()
 
     def observe(self, y: float, c: np.ndarray) -> None:
         self.rule.observe(c)

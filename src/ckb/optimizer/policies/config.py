@@ -19,9 +19,6 @@ class CONFIG(UcbLcb):
     __doc__ = __doc__
     rule_class = ConfigRule
 
-    def decide(self, ctx):
-        self._begin()
-        _, _, bounds = self._bounds(ctx)
-        x, _ = ctx.maximize(lambda X: self.rule.score(*bounds(X)))
-        self.rule.record_choice(self._lcb_at(bounds, x))
-        return x, self.rule.internals()
+    def _decision_info(self, bounds, x):
+        self.rule.record_choice(self._lcb_at(bounds, x))  # whether the fallback chose x
+        return self.rule.internals()

@@ -5,8 +5,9 @@ constraint's upper confidence bound says are feasible).
 
 **At ask time**: the incumbent (best observed feasible objective), the allowance (what remains of
 ``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
-data. Constant: ``kappa`` = 2.0 (the width of the constraints' upper confidence bounds, on the fitted
-GPs of the policy units).
+data. Constants: ``kappa`` = 2.0 (the width of the constraints' upper confidence bounds, on the fitted
+GPs of the policy units), ``explore_kappa`` (default ``kappa``: no exploration phase) and ``endgame_ei``
+(1e-3 standard deviations of the objective).
 """
 
 from __future__ import annotations
@@ -35,5 +36,18 @@ class PessimisticCEI(RuleOptimizerPolicy):
             return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], allowance, ctx.c_to_raw)
 
         x, v = ctx.maximize(score)
+        if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
+            x, v = ctx.maximize(score)  # the endgame starts now: this point already under its width
         rule.record(v, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
+
+    @staticmethod
+    def _log_ei(models, x: np.ndarray, best: float) -> float:
+        """log EI of the objective at ``x`` (policy units, no constraint term)."""
+        import torch
+        from botorch.acquisition.analytic import _log_ei_helper
+
+        with torch.no_grad():
+            mu, sd = models.mean_std(torch.as_tensor(x[None, :]))
+            u = (mu[..., 0] - best) / sd[..., 0]
+            return float((_log_ei_helper(u) + sd[..., 0].log()).reshape(-1)[0])

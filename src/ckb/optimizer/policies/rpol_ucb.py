@@ -32,11 +32,8 @@ class RPOLUCB(UcbLcb):
     __doc__ = __doc__
     rule_class = RPOLRule
 
-    def decide(self, ctx):
-        self._begin()
-        _, _, bounds = self._bounds(ctx)
-        x, _ = ctx.maximize(lambda X: self.rule.score(*bounds(X)))
-        return x, {**self.rule.internals(), **named("lcb_g", self._lcb_at(bounds, x))}
+    def _decision_info(self, bounds, x):
+        return {**self.rule.internals(), **named("lcb_g", self._lcb_at(bounds, x))}
 
     def internals(self) -> dict[str, Any]:
         return named("Q", self.rule.Q)

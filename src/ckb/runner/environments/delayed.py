@@ -5,7 +5,7 @@ Round s's reward arrives at the end of round :math:`s + d^f_s` and its costs at 
 ``delay`` (``"poisson"`` with mean ``delay_mean``, 004's Poisson(15); ``"constant"``: exactly
 ``delay_mean`` rounds; ``"none"``: immediate) on the environment's own stream. A delay of 0 means the
 feedback arrives in the round it was played. Parts of the same round that arrive together form one
-observation; otherwise a policy receives an :class:`~ckb.problems.Observation` with ``has_y`` or ``has_c``
+observation; otherwise a policy receives an :class:`~ckb.contract.Observation` with ``has_y`` or ``has_c``
 false (only policies that accept partial feedback may run here, see
 :attr:`ckb.policies.Policy.accepts_partial_feedback`); ``joint=True`` draws one delay for both, so any
 policy can run. Feedback that would arrive after the horizon is never delivered. The truth for the
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_choice, check_scalar
+from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError
-from ckb.problems.observation import Observation
 from ckb.problems.problem import Problem
 from ckb.runner.environment import ENVIRONMENTS, Environment, Outcome
 
@@ -40,9 +40,7 @@ class DelayedEnvironment(Environment):
         joint: bool = False,
     ) -> None:
         super().__init__(problem, rng)
-        if delay not in _DELAYS:
-            raise InvalidInputError(f"delay must be one of {_DELAYS}, got {delay!r}.")
-        self.delay = delay
+        self.delay = check_choice(delay, "delay", _DELAYS)
         self.delay_mean = check_scalar(delay_mean, "delay_mean", low=0.0)
         if delay == "constant" and float(self.delay_mean) != int(self.delay_mean):
             raise InvalidInputError(f"a constant delay must be a whole number of rounds, got {delay_mean!r}.")

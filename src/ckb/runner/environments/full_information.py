@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ckb.contract.revealed import check_revealed_constraints
 from ckb.errors import InvalidInputError
 from ckb.problems.problem import Problem
 from ckb.runner.environment import ENVIRONMENTS, Environment, Outcome
@@ -58,19 +59,11 @@ class FullInformationEnvironment(Environment):
     def reveal(self) -> np.ndarray:
         """This round's :math:`g_t` at all candidates, ``(n, m)``, drawn now from the environment's stream."""
         if self._pending is None:
-            g = np.array(self._sampler(self.rng), dtype=float)
-            if g.ndim == 1 and self._shape[1] == 1:
-                g = g[:, None]
-            if g.shape != self._shape:
-                raise InvalidInputError(
-                    f"problem {self.problem.name!r}: sample_constraints returned shape {g.shape}, expected "
-                    f"{self._shape} (n candidates, m constraints)."
-                )
-            if not np.all(np.isfinite(g)):
-                bad = np.argwhere(~np.isfinite(g))[0].tolist()
-                raise InvalidInputError(
-                    f"problem {self.problem.name!r}: sample_constraints returned a non-finite value at {bad}."
-                )
+            g = check_revealed_constraints(
+                self._sampler(self.rng),
+                self._shape,
+                f"the sample_constraints of problem {self.problem.name!r}",
+            )
             g.setflags(write=False)
             self._pending = g
         return self._pending

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from ckb.contract import BoxDomain, FiniteDomain
 from ckb.errors import InvalidInputError, OutOfDomainError
-from ckb.problems import BoxDomain, FiniteDomain
 
 
 def test_finite_domain_index_and_point_actions():

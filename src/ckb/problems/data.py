@@ -1,0 +1,320 @@
+"""Locating and loading the real data sets of the primal-dual papers' experiments.
+
+Two files, both from the public code repository of Chowdhury & Gopalan (NeurIPS 2019, "Bayesian
+Optimization under Heavy-tailed Payoffs"), ``sayakrc/Bayesian-Optimization-under-Heavy-tailed-Payoffs``
+on GitHub, which the primal-dual CKB papers (002/003) follow. That repository has no licence file, so
+ckb never ships the data: it reads them from a directory.
+
+- ``iw_data_all.mat``: light-sensor readings of the CMU Intelligent Workplace (Nov 2005, A. Krause);
+  ``data.train.sensordata`` 601 x 41, ``data.test.sensordata`` 192 x 41, ``data.coords`` 41 x 2.
+- ``fin.csv``: adjusted daily close of 29 Dow Jones stocks, 823 trading days (2016-01-04 .. 2019-04-10);
+  columns ``Date`` and the 29 tickers.
+
+Where the data are looked for (:func:`find_data_file`), first match wins:
+
+1. an explicit ``data_dir`` argument (e.g. ``make_problem("finance", rng, data_dir="/data/ckb")``, or
+   ``data_dir = "..."`` in an experiment spec's ``[problem]`` table);
+2. the environment variable ``CKB_DATA_DIR``;
+3. ``shared/data`` beside the project checkout (:func:`default_data_dir`).
+
+A missing file raises :class:`~ckb.errors.DataFileError` saying what the file is, where it comes from,
+where it was looked for and how to point ckb at it; a file in the wrong format, with missing fields,
+wrong shapes or non-finite values raises the same error saying what was expected. A file whose
+SHA-256 differs from the published one (``../shared/data/README.md``) is loaded with a warning: it may be
+a legitimate copy re-saved by another tool, but results will not be comparable with the papers'.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ckb.errors import DataFileError
+
+#: environment variable naming the data directory
+ENV_VAR = "CKB_DATA_DIR"
+#: the public repository both files come from
+SOURCE_REPOSITORY = "sayakrc/Bayesian-Optimization-under-Heavy-tailed-Payoffs"
+
+LIGHT_SENSOR_FILE = "iw_data_all.mat"
+FINANCE_FILE = "fin.csv"
+
+#: SHA-256 of the files as published (data README)
+EXPECTED_SHA256 = {
+    LIGHT_SENSOR_FILE: "3d87e03ae8bc9e3f0a4abeb57c64933c7d3dee7476ac5c4f6ca28b4efc357c15",
+    FINANCE_FILE: "e9f7d7c3a0ad4ada75e5b8fa3830c77ed0579232b45837438c671d83b1818199",
+}
+
+_DESCRIPTION = {
+    LIGHT_SENSOR_FILE: (
+        "the light-sensor readings of the CMU Intelligent Workplace (Nov 2005; MATLAB v5 file with "
+        "data.train.sensordata 601x41 and data.test.sensordata 192x41)"
+    ),
+    FINANCE_FILE: (
+        "the adjusted daily close of 29 Dow Jones stocks, 2016-01-04 to 2019-04-10 (CSV: Date + 29 tickers, "
+        "823 rows)"
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------- locating
+def _checkout_candidates() -> list[Path]:
+    """``shared/data`` beside the checkout: walking up from the package, then from the working directory."""
+    package = Path(__file__).resolve().parents[1]  # the ckb package: this file is ckb/problems/data.py
+    out: list[Path] = []
+    for parent in (package, *package.parents):
+        # an editable install lives in CHECKOUT/src/ckb: CHECKOUT/../shared/data is the shared directory
+        out.append(parent.parent / "shared" / "data")
+    cwd = Path.cwd()
+    out += [cwd.parent / "shared" / "data", cwd / "shared" / "data"]
+    return list(dict.fromkeys(out))  # drop repeats, keep the order
+
+
+def default_data_dir() -> Path | None:
+    """The data directory used when no ``data_dir`` is given, or ``None`` if there is none.
+
+    ``$CKB_DATA_DIR`` if set and non-empty (returned even if it does not exist, so that a mistyped
+    setting is reported rather than silently bypassed); otherwise the first existing directory among
+    ``PARENT/../shared/data`` for each parent of the installed package (the editable install of a
+    checkout ``X`` lives in ``X/src/ckb``, so this finds ``X/../shared/data``), ``CWD/../shared/data`` and
+    ``CWD/shared/data``.
+    """
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        return Path(env).expanduser()
+    for candidate in _checkout_candidates():
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def find_data_file(filename: str, data_dir: str | os.PathLike | None = None) -> Path:
+    """Path of ``filename`` in ``data_dir`` (else :func:`default_data_dir`); :class:`DataFileError` if absent."""
+    if data_dir is not None:
+        directory, how = Path(data_dir).expanduser(), "the data_dir argument"
+    elif os.environ.get(ENV_VAR, "").strip():
+        directory, how = default_data_dir(), f"the environment variable {ENV_VAR}"
+    else:
+        directory, how = default_data_dir(), "the default: shared/data beside the project checkout"
+    if directory is not None and directory.is_file():
+        raise DataFileError(
+            f"data_dir must be the directory that contains {filename!r}, got the file {directory} (from {how})."
+        )
+    if directory is not None and (directory / filename).is_file():
+        return directory / filename
+    if directory is None:
+        searched = "no data directory was found; looked for " + ", ".join(
+            str(p) for p in _checkout_candidates()
+        )
+    else:
+        searched = f"looked in {directory} (from {how})"
+    raise DataFileError(f"data file {filename!r} not found: {searched}. {_about(filename)}")
+
+
+def _about(filename: str) -> str:
+    """What the file is, where it comes from and how to point ckb at it (for error messages)."""
+    return (
+        f"It is {_DESCRIPTION.get(filename, 'a ckb data file')}, from the public GitHub repository "
+        f"{SOURCE_REPOSITORY} (see shared/data/README.md; ckb does not ship it because that repository has "
+        f"no licence). Put {filename} in a directory and pass data_dir='/path/to/dir' (in a spec: data_dir "
+        f"under [problem]) or set {ENV_VAR}=/path/to/dir."
+    )
+
+
+# ---------------------------------------------------------------------------------------- loading
+def sha256_of(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_sha256(path: Path, digest: str, expected: str | None) -> None:
+    if expected is not None and digest != expected:
+        warnings.warn(
+            f"{path} has SHA-256 {digest}, not the published {expected} (shared/data/README.md). "
+            "It is loaded, but results may not be comparable with the papers'.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+@dataclass(frozen=True)
+class LightSensorData:
+    """Light-sensor readings: rows are samples (time steps), columns the sensors (arms)."""
+
+    train: np.ndarray  # (n_train, n_sensors), float
+    test: np.ndarray  # (n_test, n_sensors), float
+    coords: np.ndarray | None  # (n_sensors, 2) sensor positions, if the file has them
+    note: str
+    path: Path
+    sha256: str
+
+
+@dataclass(frozen=True)
+class FinanceData:
+    """Daily prices: rows are trading days, columns the stocks (arms)."""
+
+    dates: tuple[str, ...]
+    tickers: tuple[str, ...]
+    prices: np.ndarray  # (n_days, n_stocks), float
+    path: Path
+    sha256: str
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+def _numeric_table(value, where: str, path: Path, expected: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise DataFileError(f"{path}: {where} must be a numeric matrix ({expected}), got dtype {arr.dtype}.")
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 2:
+        raise DataFileError(
+            f"{path}: {where} must be a 2-D matrix with at least 2 rows and 2 columns ({expected}), "
+            f"got shape {arr.shape}."
+        )
+    arr = arr.astype(float)
+    if not np.all(np.isfinite(arr)):
+        r, c = np.argwhere(~np.isfinite(arr))[0]
+        raise DataFileError(
+            f"{path}: {where} must be finite ({expected}), but row {r}, column {c} is {arr[r, c]}."
+        )
+    return arr
+
+
+def _field(obj, dotted: str, path: Path):
+    cur, done = obj, "data"
+    for name in dotted.split(".")[1:]:
+        if not hasattr(cur, name):
+            raise DataFileError(
+                f"{path}: field {done}.{name} is missing (expected the structure of {LIGHT_SENSOR_FILE}: "
+                "data.train.sensordata and data.test.sensordata, samples x sensors)."
+            )
+        cur, done = getattr(cur, name), f"{done}.{name}"
+    return cur
+
+
+def load_light_sensor(
+    path: str | os.PathLike, *, expected_sha256: str | None = EXPECTED_SHA256[LIGHT_SENSOR_FILE]
+) -> LightSensorData:
+    """Read ``iw_data_all.mat`` (``scipy.io.loadmat(squeeze_me=True, struct_as_record=False)``).
+
+    Returns the train and test tables as float arrays (the file stores ``uint16``). The two tables must
+    have the same number of sensors; ``expected_sha256=None`` skips the checksum comparison.
+    """
+    import scipy.io
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(f"light-sensor data file {path} does not exist. {_about(LIGHT_SENSOR_FILE)}")
+    try:
+        digest = sha256_of(path)
+        mat = scipy.io.loadmat(path, squeeze_me=True, struct_as_record=False)
+    except Exception as exc:  # scipy raises ValueError, TypeError, MatReadError, ... on non-MAT input
+        raise DataFileError(
+            f"{path} is not a readable MATLAB file ({type(exc).__name__}: {exc}); expected "
+            f"{_DESCRIPTION[LIGHT_SENSOR_FILE]}."
+        ) from exc
+    if "data" not in mat:
+        found = sorted(k for k in mat if not k.startswith("__"))
+        raise DataFileError(
+            f"{path} has no variable 'data' (found {found}); expected the structure of {LIGHT_SENSOR_FILE}: "
+            "data.train.sensordata and data.test.sensordata."
+        )
+    data = mat["data"]
+    expect = "samples x sensors"
+    train = _numeric_table(_field(data, "data.train.sensordata", path), "data.train.sensordata", path, expect)
+    test = _numeric_table(_field(data, "data.test.sensordata", path), "data.test.sensordata", path, expect)
+    if train.shape[1] != test.shape[1]:
+        raise DataFileError(
+            f"{path}: data.train.sensordata has {train.shape[1]} sensors (columns) but data.test.sensordata "
+            f"has {test.shape[1]}; both must be samples x sensors with the same sensors."
+        )
+    coords = None
+    if hasattr(data, "coords"):
+        coords = np.asarray(data.coords)
+        if coords.shape != (train.shape[1], 2) or not np.issubdtype(coords.dtype, np.number):
+            raise DataFileError(
+                f"{path}: data.coords must be a numeric {train.shape[1]} x 2 matrix (one position per sensor), "
+                f"got shape {coords.shape} and dtype {coords.dtype}."
+            )
+        coords = _readonly(coords)
+    note = getattr(data, "note", "")
+    _check_sha256(path, digest, expected_sha256)
+    return LightSensorData(
+        _readonly(train), _readonly(test), coords, note if isinstance(note, str) else "", path, digest
+    )
+
+
+def load_finance(
+    path: str | os.PathLike, *, expected_sha256: str | None = EXPECTED_SHA256[FINANCE_FILE]
+) -> FinanceData:
+    """Read ``fin.csv``: a header ``Date,TICKER,...`` and one row per trading day, no missing values.
+
+    ``expected_sha256=None`` skips the checksum comparison.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(f"finance data file {path} does not exist. {_about(FINANCE_FILE)}")
+    expected = "a CSV with a header Date,TICKER,... and one row of prices per day"
+    try:
+        digest = sha256_of(path)
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DataFileError(
+            f"{path} is not a readable CSV file ({type(exc).__name__}: {exc}); expected {expected}."
+        ) from exc
+    rows = [r for r in rows if any(cell.strip() for cell in r)]  # tolerate blank lines
+    if not rows:
+        raise DataFileError(f"{path} is empty; expected {expected}.")
+    header = [c.strip() for c in rows[0]]
+    if header[0].lstrip("\ufeff").lower() != "date" or len(header) < 3:
+        raise DataFileError(
+            f"{path}: the header must start with 'Date' and name at least 2 stocks ({expected}), "
+            f"got {header[:5]}{'...' if len(header) > 5 else ''}."
+        )
+    tickers = header[1:]
+    if any(not t for t in tickers) or len(set(tickers)) != len(tickers):
+        raise DataFileError(
+            f"{path}: ticker names in the header must be non-empty and distinct, got {tickers}."
+        )
+    if len(rows) < 3:
+        raise DataFileError(f"{path} has {len(rows) - 1} row(s) of prices; expected at least 2 ({expected}).")
+    dates: list[str] = []
+    prices = np.empty((len(rows) - 1, len(tickers)))
+    for i, row in enumerate(rows[1:]):
+        line = i + 2  # 1-based, after the header
+        if len(row) != len(header):
+            raise DataFileError(
+                f"{path}, line {line}: {len(row)} fields, expected {len(header)} (Date + {len(tickers)} prices)."
+            )
+        dates.append(row[0].strip())
+        for j, cell in enumerate(row[1:]):
+            try:
+                v = float(cell)
+            except ValueError:
+                raise DataFileError(
+                    f"{path}, line {line} ({row[0].strip()}), {tickers[j]}: {cell!r} is not a number "
+                    "(prices must be numeric, no missing values)."
+                ) from None
+            if not math.isfinite(v):
+                raise DataFileError(
+                    f"{path}, line {line} ({row[0].strip()}), {tickers[j]}: price {cell!r} is not finite "
+                    "(prices must be finite, no missing values)."
+                )
+            prices[i, j] = v
+    _check_sha256(path, digest, expected_sha256)
+    return FinanceData(tuple(dates), tuple(tickers), _readonly(prices), path, digest)
