@@ -16,7 +16,7 @@ from ckb.registry import import_submodules
 import_submodules(__name__, skip=("base", "registry"))
 
 #: the policy each goal of ckb.Optimizer uses when ``policy`` is not given
-GOAL_POLICIES = {"best-feasible": "cei", "cumulative": "ckb-ucb"}
+GOAL_POLICIES = {"best-feasible": "pcei", "cumulative": "queue-ucb"}
 
 __all__ = [
     "GOAL_POLICIES",

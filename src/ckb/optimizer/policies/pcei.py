@@ -6,7 +6,7 @@ constraint's upper confidence bound says are feasible).
 **At ask time**: the incumbent (best observed feasible objective), the allowance (what remains of
 ``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
 data. Constants: ``kappa`` = 2.0 (the width of the constraints' upper confidence bounds, on the fitted
-GPs of the policy units), ``explore_kappa`` (default ``kappa``: no exploration phase) and ``endgame_ei``
+GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; ``kappa``: no exploration phase) and ``endgame_ei``
 (1e-3 standard deviations of the objective).
 """
 
@@ -31,15 +31,24 @@ class PessimisticCEI(RuleOptimizerPolicy):
         allowance = ctx.violation_left
         models = ctx.models
 
+        tau = _thresholds(allowance, ctx.c_to_raw, self.m)
+
         def score(X):
             mu, sd = models.mean_std(X)
-            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], allowance, ctx.c_to_raw)
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau)
 
-        x, v = ctx.maximize(score)
+        x, _ = ctx.maximize(score)
         if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
-            x, v = ctx.maximize(score)  # the endgame starts now: this point already under its width
-        rule.record(v, best, allowance)
+            x, _ = ctx.maximize(score)  # the endgame starts now: this point already under its width
+        rule.record(self._excess(models, x, tau), best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
+
+    def _excess(self, models, x: np.ndarray, tau) -> float:
+        import torch
+
+        with torch.no_grad():
+            mu, sd = models.mean_std(torch.as_tensor(x[None, :]))
+            return float(self.rule.excess(mu[..., 1:], sd[..., 1:], tau).reshape(-1)[0])
 
     @staticmethod
     def _log_ei(models, x: np.ndarray, best: float) -> float:
@@ -51,3 +60,25 @@ class PessimisticCEI(RuleOptimizerPolicy):
             mu, sd = models.mean_std(torch.as_tensor(x[None, :]))
             u = (mu[..., 0] - best) / sd[..., 0]
             return float((_log_ei_helper(u) + sd[..., 0].log()).reshape(-1)[0])
+
+
+def _thresholds(allowance, to_raw, m: int) -> np.ndarray | None:
+    """The allowance (constraints' own units) in the models' units: the largest v >= 0 with
+    ``to_raw(v) <= allowance`` per constraint (bisection; ``to_raw`` is monotone with 0 -> 0). None when
+    there is no budget (threshold 0)."""
+    if allowance is None:
+        return None
+    a = np.asarray(allowance, dtype=float).reshape(m)
+    if to_raw is None:
+        return a.copy()
+    lo, hi = np.zeros(m), np.ones(m)
+    for _ in range(200):  # grow hi until it maps beyond the allowance
+        over = np.asarray(to_raw(hi[None, :]), dtype=float).reshape(m) > a
+        if np.all(over | (a <= 0)):
+            break
+        hi = np.where(over, hi, hi * 2.0)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        ok = np.asarray(to_raw(mid[None, :]), dtype=float).reshape(m) <= a
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    return np.where(a <= 0, 0.0, lo)
