@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -155,3 +156,93 @@ def test_benchmark_constrained_rejects_unknown_methods_before_running(tmp_path):
     )
     assert res.exit_code == 2 and "qlognei" in res.output
     assert not (tmp_path / "runs").exists()
+
+
+# --------------------------------------------------------------------- robustness: one-line errors
+def _spec_file(tmp_path, name="my.toml"):
+    path = tmp_path / name
+    path.write_text(runner.invoke(app, ["spec", "gpucb-synthetic"]).output)
+    return path
+
+
+def _one_line_error(res, *fragments):
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    text = " ".join(res.output.split())
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+def test_version():
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.startswith("ckb ")
+
+
+def test_bad_inputs_are_one_line_errors_before_anything_runs(tmp_path):
+    spec = _spec_file(tmp_path)
+    small = ["-n", "1", "-T", "5", "--no-plots", "-w", "1"]
+    cases = [
+        (["experiment", str(spec), *small, "--set", "environment.bogus=1"], ["environment.bogus"]),
+        (["experiment", str(tmp_path)], ["is a directory"]),
+        (["experiment", str(spec), *small, "-o", str(spec)], ["is a file"]),
+        (["experiment", str(spec), *small, "--set", "problem.n_grid=0"], ["field 'problem'", "n_grid"]),
+        (["experiment", str(spec), *small, "--set", "problem.lengthscale=-1"], ["field 'problem'"]),
+        (["experiment", str(spec), *small, "--set", "problem.reward_std=-1"], ["field 'problem'"]),
+        (["experiment", str(spec), "-T", "1000000000000"], ["T = 1000000000000", "memory"]),
+        (["experiment", str(spec), "--trials", "100000000"], ["100000000 trial(s)", "memory"]),
+        (["experiment", str(spec), *small, "--set", "name=../../x"], ["field 'name'", "../../x"]),
+        (["experiment", "constrained-bo", "--horizon", "10"], ["field 'horizon'", "initial design"]),
+    ]
+    for argv, fragments in cases:
+        res = runner.invoke(app, argv, env={"COLUMNS": "300"})
+        _one_line_error(res, *fragments)
+    assert not list(tmp_path.parent.glob("x")) and not (tmp_path / "runs").exists()
+
+
+def test_an_algorithm_label_with_a_path_is_refused(tmp_path):
+    spec = _spec_file(tmp_path)
+    spec.write_text(spec.read_text().replace("[algorithms.igp-ucb]", '[algorithms."../../x"]'))
+    res = runner.invoke(app, ["experiment", str(spec), "-n", "1", "-T", "5", "-o", str(tmp_path / "o")])
+    _one_line_error(res, "field 'algorithms.../../x'")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_unwritable_output_folder_fails_before_computing(tmp_path, monkeypatch):
+    import tempfile
+
+    out = tmp_path / "ro"
+    out.mkdir()
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(
+        tempfile, "TemporaryFile", refuse
+    )  # as for a read-only folder (tests may run as root)
+    ran = []
+    monkeypatch.setattr("ckb.experiments.run_experiment", lambda *a, **k: ran.append(1))
+    res = runner.invoke(app, ["experiment", "gpucb-synthetic", "-n", "1", "-T", "5", "-o", str(out)])
+    _one_line_error(res, "not writable", "nothing was computed")
+    assert not ran
+
+
+def test_a_spec_by_path_defaults_to_runs_slash_its_stem(tmp_path, monkeypatch):
+    # the README's next step: `ckb spec gpucb-synthetic > my.toml`, edit, run: no collision with runs/gpucb-synthetic
+    from ckb.cli import default_out
+    from ckb.experiments import load_spec
+
+    spec = _spec_file(tmp_path)
+    assert default_out(str(spec), load_spec(spec)) == Path("runs") / "my"
+    assert default_out("gpucb-synthetic", load_spec("gpucb-synthetic")) == Path("runs") / "gpucb-synthetic"
+    monkeypatch.chdir(tmp_path)
+    args = ["-n", "1", "-T", "5", "-w", "1", "--no-plots"]
+    assert runner.invoke(app, ["experiment", "gpucb-synthetic", *args]).exit_code == 0
+    res = runner.invoke(app, ["experiment", "my.toml", *args, "--set", "algorithms.igp-ucb.B=2.0"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "runs" / "my" / "summary.json").exists()
+
+
+def test_list_shows_clean_whole_summaries():
+    res = runner.invoke(app, ["list"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0
+    assert ":math:" not in res.output and "``" not in res.output

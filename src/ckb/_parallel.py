@@ -50,6 +50,18 @@ _BLAS_ENV = (
     "NUMEXPR_NUM_THREADS",
 )
 _LIMITS = None
+#: comma-separated user modules (``ckb.framework.plugins``) a worker process imports before its first task
+PLUGINS_ENV = "CKB_PLUGINS"
+
+
+def import_env_plugins() -> None:
+    """Import the plugin modules named in ``CKB_PLUGINS`` (a worker's first step, so it knows the user's
+    problems and policies)."""
+    import importlib
+
+    for name in os.environ.get(PLUGINS_ENV, "").split(","):
+        if name.strip():
+            importlib.import_module(name.strip())
 
 
 def pin_blas_threads(n: int = 1) -> None:

@@ -34,6 +34,27 @@ console = Console()
 err = Console(stderr=True)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"ckb {version('ckb')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+            typer.echo("ckb (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print ckb's version and exit."),
+    ] = None,
+) -> None:
+    """Constrained kernelized bandits: run the papers' experiments and your own."""
+
+
 _COLUMNS = (
     TextColumn("[progress.description]{task.description}"),
     BarColumn(),
@@ -56,6 +77,9 @@ def _kinds():
     registers the shipped ones)."""
     import ckb.experiments  # noqa: F401
     from ckb.framework import DEFAULT_KIND, KINDS
+    from ckb.framework.plugins import load_entry_points
+
+    load_entry_points()
 
     return [KINDS.get(DEFAULT_KIND)] + [KINDS.get(n) for n in KINDS.names() if n != DEFAULT_KIND]
 
@@ -95,6 +119,10 @@ def list_cmd() -> None:
     problems, methods)."""
     from ckb.experiments import load_spec, shipped
 
+    try:
+        kinds = _kinds()
+    except CKBError as exc:
+        _fail(exc)
     t = Table(title="experiments  (ckb experiment NAME)")
     t.add_column("name", style="bold")
     t.add_column("kind")
@@ -105,7 +133,7 @@ def list_cmd() -> None:
         s = load_spec(name)
         t.add_row(name, s.kind, str(s.horizon), str(s.trials), s.title)
     console.print(t)
-    for kind in _kinds():
+    for kind in kinds:
         for table in kind.listing():
             _print_table(table)
 
@@ -174,11 +202,44 @@ def experiment_cmd(
             "tabulates N, V and regret against the scale.",
         ),
     ] = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="Import MODULE first (repeatable): your own problems and policies, registered on import "
+            "(see docs/your-own-problem.md).",
+        ),
+    ] = None,
 ) -> None:
     """Run an experiment: parallel trials (resumable), a table, per-trial traces, plots and summary.json."""
+    try:
+        _experiment(
+            name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
+        )
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: finished trials are kept; re-run the same command to resume.")
+        raise typer.Exit(130) from None
+
+
+def default_out(name: str, spec) -> Path:
+    """``runs/NAME`` for a shipped experiment, ``runs/STEM`` for a spec file ``STEM.toml`` given by path (so
+    an edited copy of a shipped spec never collides with the shipped experiment's results)."""
+    from ckb.experiments import shipped
+
+    if name in shipped() or not spec.source:
+        return Path("runs") / spec.name
+    return Path("runs") / Path(spec.source).stem
+
+
+def _experiment(
+    name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
+):
     from ckb.experiments import load_spec
+    from ckb.framework.pipeline import check_output_dir
+    from ckb.framework.plugins import load_plugins
 
     try:
+        load_plugins(plugin or [], " (--plugin)")
         for flag, val in (("--trials", trials), ("--horizon", horizon), ("--workers", workers)):
             if val is not None and val < 1:
                 raise CKBError(f"{flag} must be >= 1, got {val}.")
@@ -192,14 +253,18 @@ def experiment_cmd(
             from ckb.experiments.run import with_beta_scale
 
             spec = with_beta_scale(spec, scales[0])
+        spec.check_size()
+        if scales is not None and len(scales) > 1:
+            out = out or default_out(name, spec).with_name(f"{default_out(name, spec).name}-beta-sweep")
+        else:
+            out = out or default_out(name, spec)
+        check_output_dir(out)
         spec.validate()
     except CKBError as exc:
         _fail(exc)
     if scales is not None and len(scales) > 1:
-        beta_out = out or Path("runs") / f"{spec.name}-beta-sweep"
-        _beta_sweep(spec, scales, beta_out, workers, executor, {"address": address})
+        _beta_sweep(spec, scales, out, workers, executor, {"address": address})
         return
-    out = out or Path("runs") / spec.name
     _run_and_render(spec, out, workers, executor, address, plots)
 
 
@@ -360,6 +425,11 @@ def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=Non
             )
     console.print(table)
     console.print(f"{time.perf_counter() - start:.1f} s. Table: {out / 'beta_scale_sweep.json'}")
+
+
+app.command("reproduce")(
+    __import__("ckb.cli_reproduce", fromlist=["_"]).reproduce_command
+)  # cli_reproduce.py
 
 
 def main() -> None:  # pragma: no cover

@@ -46,12 +46,30 @@ def _join(obj: Any, arrays) -> Any:
     return obj
 
 
+def _umask() -> int:
+    """This process's umask (read from ``/proc`` where it can be, so no other thread sees it changed)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, write) -> None:
-    """Call ``write(file_object)`` on a temporary file next to ``path``, then rename it into place."""
+    """Call ``write(file_object)`` on a temporary file next to ``path``, then rename it into place.
+
+    The file gets the mode of a file created with ``open`` (``0o666 & ~umask``), not ``mkstemp``'s 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()

@@ -9,7 +9,9 @@ from ckb.errors import InvalidInputError, OutOfDomainError
 from ckb.kernels import PrecomputedKernel, SquaredExponential
 from ckb.policies import make_policy
 from ckb.policies.safe_bo import (
+    GPSafeSet,
     LipschitzSafeSet,
+    gp_expanders,
     pessimistic_safe_set,
     reference_expanders,
     reference_safe_set,
@@ -257,7 +259,7 @@ def _trial(policy, horizon, trial=0, seed=0, n_grid=100, **params):
 
 
 def test_stageopt_switches_stage_at_T0_and_then_runs_gp_ucb_in_the_frozen_set():
-    tr = _trial("stageopt", 70, n_grid=40, T0=30)
+    tr = _trial("stageopt", 70, n_grid=40, T0=30, safe_set="lipschitz")
     pol = tr.policy
     frozen = None
     for t in range(1, 71):
@@ -292,8 +294,8 @@ def test_when_only_the_seed_is_safe_the_seed_is_played():
     seed = int(info.hints["safe_seed"])
     rng = np.random.default_rng(0)
     for name, params in [
-        ("stageopt", {"T0": 10}),
-        ("stageopt", {"T0": 10, "switch_when_converged": False}),
+        ("stageopt", {"T0": 10, "safe_set": "lipschitz"}),
+        ("stageopt", {"T0": 10, "switch_when_converged": False, "safe_set": "lipschitz"}),
         ("safeopt", {}),
     ]:
         pol = make_policy(name, info, rng, lipschitz=1e9, **params)
@@ -435,7 +437,7 @@ def test_kernel_distance_for_arms_without_coordinates():
     kern = PrecomputedKernel(K)
     dom = FiniteDomain.arms(6)
     p = _toy(n=6, kernel=kern, domain=dom)
-    pol = make_policy("stageopt", p.info(), rng, T0=5)
+    pol = make_policy("stageopt", p.info(), rng, T0=5, safe_set="lipschitz")
     assert pol.distance == "kernel"
     np.testing.assert_allclose(pol.distances, np.sqrt(np.maximum(2 - 2 * K, 0)), atol=1e-12)
     se = _toy(n=6)
@@ -479,9 +481,10 @@ def test_missing_constants_are_reported():
     for name in ("safeopt", "stageopt", "sgp-ucb"):
         with pytest.raises(InvalidInputError, match="safe_seed"):
             make_policy(name, bare, rng, horizon=10)
-    for name in ("safeopt", "stageopt"):
+    for name, extra in (("safeopt", {}), ("stageopt", {"safe_set": "lipschitz"})):
         with pytest.raises(InvalidInputError, match="lipschitz"):
-            make_policy(name, bare, rng, horizon=10, safe_seed=0)
+            make_policy(name, bare, rng, horizon=10, safe_seed=0, **extra)
+    make_policy("stageopt", bare, rng, horizon=10, safe_seed=0)  # the gp safe set needs none
     make_policy("sgp-ucb", bare, rng, horizon=10, safe_seed=0)  # needs no Lipschitz constant
     with pytest.raises(InvalidInputError, match="T0=ROUNDS or horizon=T"):
         make_policy("stageopt", _toy().info(), rng)
@@ -492,7 +495,8 @@ def test_missing_constants_are_reported():
 def test_constants_default_to_the_problem_hints():
     hints = {"safe_seed": [2, 4], "lipschitz": 2.5, "B": 3.0, "G": 4.0, "R": 5.0}
     for name in ("safeopt", "stageopt", "sgp-ucb"):
-        pol = make_policy(name, _toy(hints=hints).info(), np.random.default_rng(0), horizon=10)
+        extra = {"safe_set": "lipschitz"} if name == "stageopt" else {}
+        pol = make_policy(name, _toy(hints=hints).info(), np.random.default_rng(0), horizon=10, **extra)
         assert pol.seeds.tolist() == [2, 4] and (pol.B, pol.G, pol.R, pol.R_g) == (3.0, 4.0, 5.0, 5.0)
         if name != "sgp-ucb":
             assert (
@@ -500,7 +504,14 @@ def test_constants_default_to_the_problem_hints():
                 and pol.safe.tolist() == [False, False, True, False, True] + [False] * 3
             )
     pol = make_policy(
-        "stageopt", _toy(hints=hints).info(), np.random.default_rng(0), T0=3, R=0.2, R_g=0.3, lipschitz=1.0
+        "stageopt",
+        _toy(hints=hints).info(),
+        np.random.default_rng(0),
+        T0=3,
+        R=0.2,
+        R_g=0.3,
+        lipschitz=1.0,
+        safe_set="lipschitz",
     )
     assert (pol.R, pol.R_g, pol.lipschitz.tolist()) == (0.2, 0.3, [1.0])
     pol = make_policy("sgp-ucb", _toy(hints={"safe_seed": 1}).info(), np.random.default_rng(0), T_explore=1)
@@ -532,3 +543,77 @@ def test_bad_observation_is_rejected_and_nothing_recorded():
     with pytest.raises(OutOfDomainError, match="not an arm"):
         pol.tell(_obs(1, 17, 0.3, [0.1, 0.2]))
     assert pol.gp.t == 0 and all(gp.t == 0 for gp in pol.gp_g)
+
+
+# --------------------------------------------------------------------------------------------------
+# StageOpt's GP safe set (safe_set = "gp", the default), by hand
+# --------------------------------------------------------------------------------------------------
+
+
+def test_gp_safe_set_is_ucb_of_g_at_most_zero_plus_the_seeds_by_hand():
+    ss = GPSafeSet(np.array([0]), 4, 1)
+    # lower bounds of s = -g, i.e. -UCB(g): arm 1 has UCB(g) = 0 (safe: <= 0 counts), arm 2 UCB 0.1
+    assert ss.update(_arr([-5.0, 0.0, -0.1, 0.3]))
+    assert ss.safe.tolist() == [True, True, False, True]  # arm 0 is a seed: always safe
+    assert not ss.update(_arr([-5.0, 0.0, -0.1, 0.3]))
+    assert ss.update(_arr([-5.0, -0.2, -0.1, 0.3]))  # recomputed, not a union: arm 1 drops out
+    assert ss.safe.tolist() == [True, False, False, True]
+    two = GPSafeSet(np.array([0]), 3, 2)
+    two.update(_arr([-1.0, 0.5, 0.5], [-1.0, 0.5, -0.5]))  # arm 2 is safe for g_1 only
+    assert two.safe.tolist() == [True, True, False]
+
+
+def test_gp_expanders_by_hand():
+    # two arms, posterior covariance [[1, 0.9], [0.9, 1]], means (-2, 0.1), beta = 1, lambda = 0.01;
+    # arm 0 safe (UCB -1), arm 1 not (UCB 1.1). Optimistic observation at arm 0: LCB = -3, i.e. -1 from the
+    # mean: mean'(1) = 0.1 + 0.9 / 1.01 * (-1) = -0.79109, var'(1) = 1 - 0.81 / 1.01 = 0.19802,
+    # UCB' = -0.79109 + 0.44499 = -0.34610 <= 0: arm 0 is an expander.
+    cov = np.array([[[1.0, 0.9], [0.9, 1.0]]])
+    mean = _arr([-2.0, 0.1])
+    safe = np.array([True, False])
+    G = gp_expanders(safe, safe[None, :], mean, cov, np.array([1.0]), np.array([0.01]))
+    assert G.tolist() == [True, False]
+    # a weak correlation: mean'(1) = 0.1 - 0.2/1.01 = -0.09802, sd' = sqrt(1 - 0.04/1.01) = 0.98000: no
+    weak = np.array([[[1.0, 0.2], [0.2, 1.0]]])
+    assert not gp_expanders(safe, safe[None, :], mean, weak, np.array([1.0]), np.array([0.01])).any()
+    assert (0.1 + 0.9 / 1.01 * -1.0 + math.sqrt(1 - 0.81 / 1.01)) == pytest.approx(-0.34610, abs=1e-4)
+
+
+def test_gp_expanders_match_a_refit_gp_with_the_hypothetical_observation():
+    p = _toy(n=8)
+    pol = make_policy("stageopt", p.info(), np.random.default_rng(0), T0=50, noise=0.05)
+    env = np.random.default_rng(3)
+    for t in range(1, 9):
+        a = pol.ask()
+        pol.tell(_obs(t, a, np.sin(3 * a / 7), a / 7 - 0.6 + 0.05 * env.normal()))
+    pol.t += 1
+    pol._betas()
+    pol._lipschitz_step()
+    gp = pol.gp_g[0]
+    beta = pol._beta_g_t[0]
+    X = p.domain.candidates
+    mean, var = gp.mean, gp.std**2
+    np.testing.assert_array_equal(pol.safe, (mean + beta * np.sqrt(var) <= 0) | (np.arange(8) == 1))
+    want = np.zeros(8, bool)
+    for x in np.flatnonzero(pol.safe):  # refit with the hypothetical point appended (dense reference)
+        Xa = np.vstack([gp.X, X[x : x + 1]])
+        ya = np.append(gp.y, mean[x] - beta * np.sqrt(var[x]))
+        m2, c2 = dense_posterior(gp.kernel, gp.noise, Xa, ya, X)
+        v2 = np.diag(c2)
+        want[x] = np.any((m2 + beta * np.sqrt(np.maximum(v2, 0)) <= 0) & ~pol.safe)
+    np.testing.assert_array_equal(pol._expanders(), want)
+
+
+def test_stageopt_gp_plays_in_its_safe_set_and_refuses_a_lipschitz_constant():
+    p = _toy(n=8)
+    pol = make_policy("stageopt", p.info(), np.random.default_rng(0), T0=10)
+    assert pol.safe_rule == "gp" and pol.lipschitz is None
+    for t in range(1, 21):
+        a = pol.ask()
+        assert pol.safe[a]
+        pol.tell(_obs(t, a, 0.5, a / 7 - 0.6))
+    assert pol.internals()["stage"] == 2
+    with pytest.raises(InvalidInputError, match="only used with safe_set = 'lipschitz'"):
+        make_policy("stageopt", p.info(), np.random.default_rng(0), T0=10, lipschitz=1.0)
+    with pytest.raises(InvalidInputError, match="safe_set"):
+        make_policy("stageopt", p.info(), np.random.default_rng(0), T0=10, safe_set="lipshitz")

@@ -252,3 +252,17 @@ def test_no_data_dir_anywhere_lists_the_places_searched(tmp_path, monkeypatch):
         make_problem("light-sensor", np.random.default_rng(0))
     assert all(str(p) in str(err.value) for p in places)
     assert SOURCE_REPOSITORY in str(err.value) and ENV_VAR in str(err.value)
+
+
+# ------------------------------------------------------------------------------- inputs of a problem
+def test_problem_inputs_are_the_digest_of_the_file_the_problem_reads(tmp_path, monkeypatch):
+    from ckb.problems.data import problem_inputs
+
+    path = write_finance(tmp_path / "a")
+    assert problem_inputs("finance", {"data_dir": str(tmp_path / "a")}) == {FINANCE_FILE: sha256_of(path)}
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "a"))
+    assert problem_inputs("finance", {}) == {FINANCE_FILE: sha256_of(path)}
+    assert problem_inputs("rkhs-synthetic", {}) == {}  # no data files
+    # a changed file (every price x 1.5) has another digest, even at the same path
+    path.write_text(path.read_text().replace("99.5", "149.25"))
+    assert problem_inputs("finance", {})[FINANCE_FILE] == sha256_of(path)

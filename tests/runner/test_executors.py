@@ -173,3 +173,59 @@ def test_an_unreachable_cluster_fails_fast_with_a_hint():
     with pytest.raises(CKBError, match="not of the form host:port"):
         probe_address("head-node")
     probe_address("auto")  # resolved by Ray itself
+
+
+# ------------------------------------------------------------------- process pool: Ctrl-C, parent death
+def _sigint_disposition(_):
+    import signal
+
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_process_workers_leave_ctrl_c_to_the_parent():
+    # workers are spawned with SIGINT ignored: a Ctrl-C while they start prints no traceback from them
+    results = [r for _, r in ProcessExecutor(2).map_unordered(_sigint_disposition, [0, 1])]
+    assert results == [True, True]
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from ckb.runner.executors import ProcessExecutor
+
+def work(seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+if __name__ == "__main__":
+    for _, pid in ProcessExecutor(2).map_unordered(work, [0.1, 0.1, 120, 120]):
+        print(pid, flush=True)
+"""
+
+
+def test_process_workers_end_when_the_parent_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "orphans.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = {int(proc.stdout.readline()), int(proc.stdout.readline())}
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 20
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        for pid in list(alive):
+            try:
+                os.kill(pid, 0)
+                with open(f"/proc/{pid}/stat") as fh:  # a zombie (reaped by init soon) counts as ended
+                    if fh.read().split(")")[-1].split()[0] == "Z":
+                        alive.discard(pid)
+            except (ProcessLookupError, FileNotFoundError):
+                alive.discard(pid)
+        time.sleep(0.2)
+    for pid in alive:  # clean up before failing
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"workers {sorted(alive)} outlived their parent"

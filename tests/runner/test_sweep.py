@@ -79,3 +79,74 @@ def test_plan_sweep_splits_finished_from_todo(tmp_path):
     todo, reused = plan_sweep(cfgs, tmp_path)
     assert reused == cfgs[:1] and [c for c, _ in todo] == cfgs[1:]
     assert all(path == trace_path(tmp_path, c) for c, path in todo)
+
+
+# ------------------------------------------------------------- identity: data files and trial numbers
+def _finance_configs(data_dir, trials=1):
+    from ckb.problems.data import problem_inputs
+
+    params = {"data_dir": str(data_dir)}
+    return [
+        TrialConfig(
+            algorithm="ucb",
+            policy="igp-ucb",
+            problem="finance",
+            horizon=20,
+            trial=k,
+            problem_params=params,
+            inputs=problem_inputs("finance", params),
+        )
+        for k in range(trials)
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:.*not the published.*:UserWarning")
+def test_a_changed_data_file_is_a_conflict_naming_the_file(tmp_path):
+    from tests.problems.test_data import write_finance
+
+    data = tmp_path / "data"
+    path = write_finance(data)
+    run_sweep(_finance_configs(data), tmp_path / "out", workers=1)
+    # the same data: reused
+    done = []
+    run_sweep(_finance_configs(data), tmp_path / "out", workers=1, on_done=lambda c, s: done.append(s))
+    assert done == [True]
+    # every price x 1.5: the old trace is refused, naming the data file; nothing is overwritten
+    lines = path.read_text().splitlines()
+    scaled = [lines[0]] + [
+        ",".join([row.split(",")[0]] + [repr(1.5 * float(v)) for v in row.split(",")[1:]])
+        for row in lines[1:]
+    ]
+    path.write_text("\n".join(scaled) + "\n")
+    trace = trace_path(tmp_path / "out", _finance_configs(data)[0])
+    before = trace.read_bytes()
+    with pytest.raises(SweepConflictError, match=r"data file fin\.csv changed"):
+        run_sweep(_finance_configs(data), tmp_path / "out", workers=1)
+    assert trace.read_bytes() == before
+
+
+def test_a_trace_filed_under_another_trial_number_is_refused(tmp_path):
+    import shutil
+
+    cfgs = [c for c in configs(2) if c.algorithm == "ucb"]
+    run_sweep(cfgs[:1], tmp_path, workers=1)
+    shutil.copy(trace_path(tmp_path, cfgs[0]), trace_path(tmp_path, cfgs[1]))
+    with pytest.raises(SweepConflictError, match="records trial 0, not trial 1"):
+        run_sweep(cfgs, tmp_path, workers=1)
+
+
+@pytest.mark.parametrize("label", ["../../x", "a/b", ".."])
+def test_a_label_that_would_leave_the_output_folder_is_refused(tmp_path, label):
+    from ckb.errors import CKBError
+
+    cfg = TrialConfig(algorithm=label, policy="igp-ucb", problem="rkhs-synthetic", horizon=5)
+    with pytest.raises(CKBError, match="cannot name a folder"):
+        run_sweep([cfg], tmp_path / "out", workers=1)
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_trial_without_data_files_keeps_its_hash():
+    # no inputs: the configuration (and so every stored synthetic trace) is unchanged by the data digest
+    cfg = configs(1)[0]
+    assert "inputs" not in cfg.to_dict()
+    assert TrialConfig(**cfg.to_dict()).config_hash() == cfg.config_hash()

@@ -103,6 +103,23 @@ class BenchmarkSpec(SpecBase):
             method_params={m: p for m, p in self.algorithms.items() if p},
         )
 
+    def _check_budget(self) -> None:
+        """Every problem's budget (the horizon) must exceed its initial design (``n_init``, default
+        2d + 2 points): the metrics after the design need at least one optimizer step."""
+        from ckb.benchmarking.constrained import CONSTRAINED_BENCHMARKS
+
+        for name in self.problems:
+            if name not in CONSTRAINED_BENCHMARKS:
+                continue  # plan() names it
+            d = CONSTRAINED_BENCHMARKS[name].make().domain.d
+            n = self.n_init if self.n_init is not None else 2 * d + 2
+            if self.horizon <= n:
+                how = "n_init" if self.n_init is not None else f"2d + 2 with d = {d}"
+                raise SpecError(
+                    f"field 'horizon'{self.where}: T = {self.horizon} evaluations do not go past the initial "
+                    f"design of {name!r} ({n} points, {how}); use a horizon of at least {n + 1}."
+                )
+
     def validate(self) -> BenchmarkSpec:
         """Check the names and build every method once on the first problem, so bad parameters fail
         before any run."""
@@ -113,6 +130,7 @@ class BenchmarkSpec(SpecBase):
             configs = self.configs()
         except CKBError as exc:
             raise SpecError(f"{self.name}{where}: {exc}") from None
+        self._check_budget()
         first = {}  # each method's first run: on the first problem (configs are seed-major)
         for cfg in configs:
             first.setdefault(cfg.method, cfg)

@@ -151,7 +151,10 @@ def _boxplot(out: Path, metric: str, all_curves: dict[str, dict[str, np.ndarray]
     import matplotlib.pyplot as plt
 
     algs = list(all_curves)
-    fig, axes = plt.subplots(len(algs), 1, figsize=(max(6, 0.45 * len(ts)), 2.6 * len(algs)), squeeze=False)
+    # one y-axis for every method, so their boxes compare at a glance
+    fig, axes = plt.subplots(
+        len(algs), 1, figsize=(max(6, 0.45 * len(ts)), 2.6 * len(algs)), squeeze=False, sharey=True
+    )
     for ax, alg in zip(axes[:, 0], algs):
         Y = all_curves[alg][metric]
         ax.boxplot([Y[:, t - 1] for t in ts], showfliers=True)

@@ -15,6 +15,8 @@ is silent; the fields every kind shares are :class:`ckb.framework.spec.SpecBase`
     horizon = 10000                   # T
     trials = 50
     seed = 0
+    beta_scale = 0.2                  # optional: the confidence-width scale of every algorithm that takes
+                                      # one (an algorithm's own beta_scale overrides it: sensitivity rows)
 
     [problem]                         # a registered problem and its parameters
     name = "rkhs-synthetic"
@@ -83,9 +85,10 @@ class ExperimentSpec(SpecBase):
     algorithms: dict[str, tuple[str, dict[str, Any]]]
     environment: str = "basic"
     environment_params: dict[str, Any] = field(default_factory=dict)
+    beta_scale: float | None = None
 
     kind: ClassVar[str] = DEFAULT_KIND
-    FIELDS: ClassVar[dict[str, type]] = {"problem": dict, "environment": dict}
+    FIELDS: ClassVar[dict[str, type]] = {"problem": dict, "environment": dict, "beta_scale": object}
     REQUIRED: ClassVar[tuple[str, ...]] = ("problem",)
     REPORT: ClassVar[dict[str, type]] = {"checkpoints": list, "boxplots": bool, "utility": bool}
     SET_EXAMPLE: ClassVar[str] = "algorithms.igp-ucb.beta_scale=0.5"
@@ -98,7 +101,11 @@ class ExperimentSpec(SpecBase):
         ename = env.pop("name", "basic")
         tables = algorithm_tables(raw, where, hint=" with a 'policy' key")
         algs = {label: (body.pop("policy", label), body) for label, body in tables.items()}
+        scale = raw.get("beta_scale")
+        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or scale < 0):
+            raise SpecError(f"field 'beta_scale'{where} must be a number >= 0, got {scale!r}.")
         return {
+            "beta_scale": None if scale is None else float(scale),
             "problem": pname,
             "problem_params": params,
             "algorithms": algs,
@@ -108,6 +115,7 @@ class ExperimentSpec(SpecBase):
 
     def _body(self) -> dict[str, Any]:
         return {
+            **({} if self.beta_scale is None else {"beta_scale": self.beta_scale}),
             "problem": {"name": self.problem, **self.problem_params},
             "environment": {"name": self.environment, **self.environment_params},
             "algorithms": {k: {"policy": p, **params} for k, (p, params) in self.algorithms.items()},
@@ -116,8 +124,10 @@ class ExperimentSpec(SpecBase):
     # --------------------------------------------------------------- configs
     def configs(self):
         """One :class:`~ckb.runner.TrialConfig` per (algorithm, trial)."""
+        from ckb.problems.data import problem_inputs
         from ckb.runner.trial import TrialConfig
 
+        inputs = problem_inputs(self.problem, self.problem_params)
         return [
             TrialConfig(
                 algorithm=label,
@@ -126,19 +136,31 @@ class ExperimentSpec(SpecBase):
                 horizon=self.horizon,
                 trial=k,
                 seed=self.seed,
-                policy_params=params,
+                policy_params=self.policy_params(policy, params),
                 problem_params=self.problem_params,
                 environment=self.environment,
                 environment_params=self.environment_params,
+                inputs=inputs,
             )
             for label, (policy, params) in self.algorithms.items()
             for k in range(self.trials)
         ]
 
+    def policy_params(self, policy: str, params: dict[str, Any]) -> dict[str, Any]:
+        """An algorithm's parameters with the spec's ``beta_scale`` added when its policy takes one and the
+        algorithm does not set its own (the spec states the scale once for all its algorithms)."""
+        if self.beta_scale is None or "beta_scale" in params:
+            return params
+        from ckb.policies import POLICIES, init_parameters
+
+        if "beta_scale" not in init_parameters(POLICIES.get(policy)):
+            return params
+        return {**params, "beta_scale": self.beta_scale}
+
     def validate(self) -> ExperimentSpec:
         """Build the problem, environment and every policy of trial 0 once, so bad values fail before a sweep."""
-        from ckb.policies import POLICIES
-        from ckb.problems import PROBLEMS
+        from ckb.policies import POLICIES, init_parameters
+        from ckb.problems import PROBLEMS, make_problem
         from ckb.runner import ENVIRONMENTS
         from ckb.runner.trial import Trial
 
@@ -156,6 +178,24 @@ class ExperimentSpec(SpecBase):
                 POLICIES.canonical(policy)
             except UnknownNameError as exc:
                 raise SpecError(f"field 'algorithms.{label}.policy'{where}: {exc}") from None
+        cfg = self.configs()[0]
+        # each part built on its own, so an error blames the table it comes from
+        try:
+            problem = make_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
+        except CKBError as exc:
+            raise SpecError(f"field 'problem'{where}: {exc}") from None
+        env_cls = ENVIRONMENTS.get(self.environment)
+        known = [k for k in init_parameters(env_cls) if k != "problem"]
+        for key in self.environment_params:
+            if key not in known:
+                raise SpecError(
+                    f"unknown field 'environment.{key}'{where}: environment {self.environment!r} takes "
+                    f"{', '.join(known) or 'no parameters'}.{did_you_mean(key, known)}"
+                )
+        try:
+            env_cls(problem, cfg.rng(1), **self.environment_params)
+        except (CKBError, TypeError, ValueError) as exc:
+            raise SpecError(f"field 'environment'{where}: {exc}") from None
         seen = set()
         for cfg in self.configs():
             if cfg.algorithm in seen:
@@ -164,11 +204,7 @@ class ExperimentSpec(SpecBase):
             try:
                 Trial(cfg)
             except CKBError as exc:
-                msg = str(exc)
-                field_name = (
-                    "problem" if "problem" in msg and "policy" not in msg else f"algorithms.{cfg.algorithm}"
-                )
-                raise SpecError(f"field {field_name!r}{where}: {msg}") from None
+                raise SpecError(f"field 'algorithms.{cfg.algorithm}'{where}: {exc}") from None
         return self
 
 
@@ -184,6 +220,9 @@ def shipped() -> dict[str, Path]:
 
 def load_spec(name_or_path: str | Path) -> SpecBase:
     """Load a shipped experiment by name, or a spec file by path (a spec of its ``kind``)."""
+    from ckb.framework.plugins import load_entry_points
+
+    load_entry_points()
     path = Path(name_or_path)
     specs = shipped()
     if str(name_or_path) in specs:
@@ -194,10 +233,14 @@ def load_spec(name_or_path: str | Path) -> SpecBase:
         raise UnknownNameError(
             f"Unknown experiment {str(name_or_path)!r}.{did_you_mean(str(name_or_path), specs)}"
         )
+    if path.is_dir():
+        raise SpecError(f"spec path {str(path)!r} is a directory; expected a spec .toml file.")
     try:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path} is not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read the spec file {str(path)!r}: {exc}") from None
     return spec_from_dict(raw, source=str(path))
 
 

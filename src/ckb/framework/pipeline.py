@@ -13,7 +13,38 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ckb.errors import CKBError
 from ckb.framework.kinds import kind_of
+
+
+def check_output_dir(out: str | Path) -> Path:
+    """``out`` if results can be saved there, checked before anything is computed: it is a folder or can
+    be created (its nearest existing ancestor is a folder), and a file can be created in it (or in that
+    ancestor) and in every existing folder of traces under it; else :class:`CKBError` naming it."""
+    import tempfile
+
+    out = Path(out)
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise CKBError(
+            f"output folder {str(out)!r}: {str(probe)!r} is a file, expected a folder (or a path to create)."
+        )
+    folders = [probe]
+    traces = out / "traces"
+    if traces.is_dir():
+        folders += [traces] + [p for p in sorted(traces.iterdir()) if p.is_dir()]
+    for folder in folders:
+        try:
+            with tempfile.TemporaryFile(dir=folder, prefix=".ckb-write-check-"):
+                pass
+        except OSError as exc:
+            raise CKBError(
+                f"output folder {str(out)!r} is not writable ({folder}: {exc.strerror or exc}); nothing was "
+                "computed. Choose another --out or fix its permissions."
+            ) from None
+    return out
 
 
 def run_pipeline(
@@ -33,9 +64,13 @@ def run_pipeline(
     bars). Returns the summary (also written under ``out``), with ``plots`` (their paths) if drawn.
     """
     kind = kind_of(spec)
+    spec.check_size()
+    out = check_output_dir(out)
     spec.validate()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
     results = kind.sweep(
         spec, out, workers=workers, executor=executor, executor_options=executor_options, on_done=on_done
     )

@@ -178,12 +178,37 @@ class ConsoleReport:
 
 
 def doc_line(obj: Any) -> str:
-    """The first line of ``obj``'s docstring ("" without one): a registry entry's summary in listings."""
-    return (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
+    """A registry entry's summary in listings: the first whole sentence of its docstring, Sphinx markup
+    made readable (:func:`ckb.framework.doctext.summary`, as in ``docs/catalog.md``); "" without one."""
+    from ckb.framework.doctext import summary
+
+    return summary(obj)
 
 
-def _mean_se(s: dict[str, Any]) -> str:
-    return f"{s['mean']:.3g} ± {s['stderr']:.3g}"
+#: a printed value smaller than this fraction of the table's largest magnitude is printed as 0 (floating
+#: point noise such as a violation of 1e-14 where the regret is 1e2)
+NOISE_TOLERANCE = 1e-9
+
+
+def _denoise(v: float, scale: float) -> float:
+    return 0.0 if abs(v) <= NOISE_TOLERANCE * scale else v
+
+
+def _mean_se(s: dict[str, Any], scale: float = 0.0) -> str:
+    return f"{_denoise(s['mean'], scale):.3g} ± {_denoise(s['stderr'], scale):.3g}"
+
+
+def _scale(summary: dict[str, Any], keys: tuple[str, ...]) -> float:
+    """The largest magnitude (mean or s.e.) of the metrics ``keys`` over the summary's labels."""
+    values = [
+        abs(float(m[k][stat]))
+        for m in summary["algorithms"].values()
+        for k in keys
+        if k in m
+        for stat in ("mean", "stderr")
+    ]
+    finite = [v for v in values if v == v and v != float("inf")]
+    return max(finite, default=0.0)
 
 
 def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -194,18 +219,20 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     shift = any("affine_shift" in m for m in summary["algorithms"].values())  # multi-agent: S(T)
     if shift:
         header.insert(-1, "S(T)")
+    # values below NOISE_TOLERANCE x the largest magnitude of regret and violations print as 0
+    scale = _scale(summary, ("regret", "violation", "positive_violation", "affine_shift"))
     for alg, m in summary["algorithms"].items():
         T = m.get("horizon", summary["horizon"])  # a multi-agent label may have its own T
         rows.append(
             [
                 alg,
-                _mean_se(m["regret"]),
-                f"{m['regret']['mean'] / T:.3g}",
-                _mean_se(m["violation"]),
-                _mean_se(m["positive_violation"]),
+                _mean_se(m["regret"], scale),
+                f"{_denoise(m['regret']['mean'], scale) / T:.3g}",
+                _mean_se(m["violation"], scale),
+                _mean_se(m["positive_violation"], scale),
                 _mean_se(m["violating_rounds"]),
                 f"{m['violating_rounds']['median']:.3g}",
-                *([_mean_se(m["affine_shift"])] if shift else []),
+                *([_mean_se(m["affine_shift"], scale)] if shift else []),
                 f"{m['seconds_per_round']['mean'] * 1e3:.3g}",
             ]
         )

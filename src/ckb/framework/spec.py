@@ -8,6 +8,7 @@ A spec is a TOML table. Every kind has the same top-level fields::
     horizon = T         # required, >= 1
     trials = N          # required, >= 1
     seed = 0            # >= 0
+    plugins = ["my_problems"]  # optional: user modules to import first (ckb.framework.plugins)
     [algorithms.LABEL]  # required, at least one: what to compare, a table per label
     [reference]         # the paper's numbers, reported beside ours (free-form)
     [choices]           # decision -> reason, for every choice the paper leaves open
@@ -22,6 +23,7 @@ and ``--set dotted.key=value`` applied, so an override is validated like the fil
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -45,6 +47,7 @@ COMMON_FIELDS: dict[str, type] = {
     "algorithms": dict,
     "reference": dict,
     "choices": dict,
+    "plugins": list,
 }
 COMMON_REQUIRED = ("name", "horizon", "trials", "algorithms")
 
@@ -72,6 +75,8 @@ class SpecBase:
     reference: dict[str, Any] = field(default_factory=dict)
     choices: dict[str, Any] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    #: user modules imported before the spec is built (``ckb.framework.plugins``)
+    plugins: list[str] = field(default_factory=list)
     source: str = ""
 
     kind: ClassVar[str] = DEFAULT_KIND
@@ -88,6 +93,10 @@ class SpecBase:
         top = {**COMMON_FIELDS, **cls.FIELDS, **({"report": dict} if cls.REPORT else {})}
         required = (() if cls.kind == DEFAULT_KIND else ("kind",)) + COMMON_REQUIRED + cls.REQUIRED
         check_fields(raw, top, required, where, kind=cls.kind)
+        if "plugins" in raw:  # before the kind's own fields, which may name what the plugins register
+            from ckb.framework.plugins import load_plugins
+
+            load_plugins(raw["plugins"], f" (field 'plugins'{where})")
         report = check_report(raw, cls.REPORT, where)
         return cls(**common_fields(raw, source), report=report, **cls._parse(raw, where, report))
 
@@ -113,6 +122,7 @@ class SpecBase:
                 "horizon": self.horizon,
                 "trials": self.trials,
                 "seed": self.seed,
+                **({"plugins": list(self.plugins)} if self.plugins else {}),
                 **self._body(),
                 "reference": self.reference,
                 "choices": self.choices,
@@ -127,6 +137,24 @@ class SpecBase:
         """``summary.json``'s ``settings``: :meth:`to_dict` without ``description`` and ``reference``
         (the summary has the reference at its top level; the prose is in the spec file)."""
         return {k: v for k, v in self.to_dict().items() if k not in ("description", "reference")}
+
+    def check_size(self) -> None:
+        """Refuse, before anything is allocated, a sweep whose traces cannot fit in the available memory
+        (every trace of a run is held at once when it is summarized): at least
+        ``trials x algorithms x (T x 72 bytes + 16 KiB)``, see :func:`ckb.runner.trace.trace_bytes`."""
+        from ckb.runner.trace import TASK_OVERHEAD_BYTES, check_memory, trace_bytes
+
+        n = self.trials * max(1, len(self.algorithms))
+        check_memory(
+            trace_bytes(self.horizon, 1, 1),
+            f"one trace of T = {self.horizon} rounds{self.where}",
+            " Choose a smaller horizon (--horizon).",
+        )
+        check_memory(
+            n * (trace_bytes(self.horizon, 1, 1) + TASK_OVERHEAD_BYTES),
+            f"{self.trials} trial(s) x {len(self.algorithms)} algorithm(s) at T = {self.horizon}{self.where}",
+            " Choose fewer trials (--trials) or a smaller horizon (--horizon).",
+        )
 
     def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()):
         """A copy with the CLI's overrides (None: unchanged); ``sets`` are ``dotted.key=value`` strings
@@ -159,10 +187,30 @@ def check_fields(
         raise SpecError(f"field 'kind'{where} must be {kind!r} here, got {raw['kind']!r}.")
 
 
+def check_file_name(value: str, field_name: str, where: str = "") -> str:
+    """``value`` if it can name a file or folder inside the output folder (the spec's ``name``, an
+    algorithm label): not empty, no path separator, not ``.`` or ``..``, no NUL, no leading ``-`` or
+    ``.``; else :class:`SpecError`. So no output ever lands outside ``--out``."""
+    bad = (
+        not isinstance(value, str)
+        or not value.strip()
+        or value.startswith((".", "-"))
+        or any(c in value for c in ("/", "\\", "\0"))
+        or (os.altsep is not None and os.altsep in value)
+    )
+    if bad:
+        raise SpecError(
+            f"field {field_name!r}{where} names files under the output folder, so it must be a plain name "
+            f"(no '/' or '\\', not starting with '.' or '-'), got {value!r}."
+        )
+    return value
+
+
 def common_fields(raw: dict[str, Any], source: str) -> dict[str, Any]:
     """The fields every spec kind has but ``algorithms`` and ``report``, as constructor keywords:
     ``name``, ``horizon``, ``trials``, ``seed`` (default 0), ``title``, ``description``, ``paper``,
     ``reference``, ``choices``, ``source``."""
+    check_file_name(raw["name"], "name", f" in {source}" if source else "")
     return {
         "name": raw["name"],
         "horizon": raw["horizon"],
@@ -173,6 +221,7 @@ def common_fields(raw: dict[str, Any], source: str) -> dict[str, Any]:
         "paper": raw.get("paper", ""),
         "reference": raw.get("reference", {}),
         "choices": raw.get("choices", {}),
+        "plugins": list(raw.get("plugins", [])),
         "source": source,
     }
 
@@ -208,6 +257,7 @@ def algorithm_tables(
         raise SpecError(f"field 'algorithms'{where} must list at least one {noun}.")
     out = {}
     for label, body in raw["algorithms"].items():
+        check_file_name(label, f"algorithms.{label}", where)
         if not isinstance(body, dict):
             raise SpecError(f"field 'algorithms.{label}'{where} must be a table{hint}.")
         out[label] = dict(body)

@@ -47,6 +47,14 @@ contains the seeds. At round 1 the safe set is the seed set itself. (The primal-
 Lipschitz condition is what StageOpt assumes; they write it for ``f`` because their constraint is
 :math:`g = -f + h`; it is the safety functions' constant that the rule uses.)
 
+*GP safe set* (StageOpt's default, ``safe_set="gp"``): the set the reference SafeOpt implementation
+(``safeopt``, Berkenkamp et al.) builds when no Lipschitz constant is given: an arm is safe when every
+constraint's upper confidence bound at it is :math:`\le 0` (this round's bounds, recomputed every round,
+plus the seeds), and a safe arm is an expander when a hypothetical observation at it at its optimistic
+value would make some uncertified arm safe (:class:`GPSafeSet`, :func:`gp_expanders`). The Lipschitz
+constant of the real-data problems is set by strongly correlated arms with different means (see
+*Distances*), which freezes the Lipschitz rule there; the GP rule uses the kernel's own correlations.
+
 *Expanders* (same papers): :math:`G_t = \{x \in S_t : e_t(x) > 0\}` with
 :math:`e_t(x) = |\{x' \notin S_t : u_t(x) - L\, d(x, x') \ge 0\}|`, the safe arms whose optimistic safety
 value could certify an arm not yet safe. For :math:`m \ge 2` constraints (the papers state it for one
@@ -154,6 +162,7 @@ from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
 
 _DISTANCES = ("auto", "euclidean", "kernel")
+_SAFE_SETS = ("gp", "lipschitz")
 
 # --------------------------------------------------------------------------------------------------
 # Set computations (exact, vectorized).
@@ -233,6 +242,83 @@ class LipschitzSafeSet:
         self.certified = np.array(state["certified"], dtype=bool).reshape(self.certified.shape)
         self.safe = np.all(self.certified, axis=0)
         self._refresh()
+
+
+class GPSafeSet:
+    r"""The confidence-bound safe set of SafeOpt's reference implementation without a Lipschitz constant.
+
+    :math:`S_t = \{x : \tilde\mu_{j,t-1}(x) + \tilde\beta_{j,t}\tilde\sigma_{j,t-1}(x) \le 0\ \forall j\}
+    \cup S_0`: an arm is safe when every constraint's upper confidence bound at it is :math:`\le 0` (in
+    the safety function's terms, its lower bound is :math:`\ge 0`). Recomputed every round from the current
+    posterior, as the reference code (``safeopt.SafeOpt.compute_safe_set``, Berkenkamp et al.) does; it is
+    not a union over time, so it need not grow. The seeds, known safe, always belong to it. Expanders:
+    :func:`gp_expanders`.
+    """
+
+    def __init__(self, seeds: np.ndarray, n: int, m: int) -> None:
+        self.seeds = np.asarray(seeds, dtype=np.intp)
+        self.m = int(m)
+        self.safe = np.zeros(n, dtype=bool)
+        self.safe[self.seeds] = True
+        self.certified = np.repeat(self.safe[None, :], self.m, axis=0)
+
+    def update(self, lower: np.ndarray) -> bool:
+        """The set for the lower bounds ``lower`` (m, n) of the safety functions :math:`s_j = -g_j` (so
+        ``lower >= 0`` is ``UCB(g_j) <= 0``); True if it changed."""
+        cert = np.asarray(lower) >= 0.0
+        cert[:, self.seeds] = True
+        safe = np.all(cert, axis=0)
+        changed = bool(np.any(safe != self.safe))
+        self.certified, self.safe = cert, safe
+        return changed
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"certified": self.certified.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.certified = np.array(state["certified"], dtype=bool).reshape(self.certified.shape)
+        self.safe = np.all(self.certified, axis=0)
+
+
+def gp_expanders(
+    safe: np.ndarray,
+    certified: np.ndarray,
+    mean_g: np.ndarray,
+    cov_g: np.ndarray,
+    beta_g: np.ndarray,
+    noise_g: np.ndarray,
+) -> np.ndarray:
+    r"""SafeOpt's expanders without a Lipschitz constant (reference implementation, Berkenkamp et al.):
+    a safe arm ``x`` is an expander when a hypothetical observation of :math:`g_j` at ``x`` at its most
+    optimistic value, the lower confidence bound :math:`\tilde\mu_j(x) - \tilde\beta_j\tilde\sigma_j(x)`
+    (the safety function's upper bound), would make the upper confidence bound of :math:`g_j` at some arm
+    ``x'`` not yet certified for constraint ``j`` fall to :math:`\le 0`. One GP update with noise
+    :math:`\lambda_j`, exact:
+
+    .. math:: \mu'(x') = \mu(x') - \frac{k(x', x)}{k(x, x) + \lambda}\,\beta\sigma(x), \qquad
+              \sigma'^2(x') = k(x', x') - \frac{k(x', x)^2}{k(x, x) + \lambda},
+
+    with :math:`k` the posterior covariance. ``mean_g`` (m, n), ``cov_g`` (m, n, n), ``beta_g`` and
+    ``noise_g`` (m,), ``certified`` (m, n): arms whose ``g_j`` UCB is already :math:`\le 0` (or seeds).
+    For ``m = 1`` "not certified" is "not safe", the reference code's test; for ``m >= 2`` it is per
+    constraint (as for the Lipschitz rule). The reference code checks the safe arms in decreasing order of
+    variance and stops early; this computes the full set. O(m |S| |uncertified|).
+    """
+    G = np.zeros(safe.shape[0], dtype=bool)
+    S = np.flatnonzero(safe)
+    for j in range(mean_g.shape[0]):
+        U = np.flatnonzero(~certified[j])
+        if U.size == 0 or S.size == 0:
+            continue
+        K = cov_g[j]
+        diag = np.maximum(np.diag(K), 0.0)
+        kxx = diag[S] + noise_g[j]
+        kxu = K[np.ix_(S, U)]
+        shift = -beta_g[j] * np.sqrt(diag[S])  # optimistic observation minus the posterior mean
+        mean2 = mean_g[j, U][None, :] + kxu / kxx[:, None] * shift[:, None]
+        var2 = np.maximum(diag[U][None, :] - kxu**2 / kxx[:, None], 0.0)
+        G[S] |= np.any(mean2 + beta_g[j] * np.sqrt(var2) <= 0.0, axis=1)
+    return G
 
 
 def reference_safe_set(
@@ -416,9 +502,25 @@ class _LipschitzSafeBO(_SafeBO):
         *,
         lipschitz: float | Sequence[float] | None = None,
         distance: str = "auto",
+        safe_rule: str = "lipschitz",
         **common: Any,
     ) -> None:
         super().__init__(info, rng, **common)
+        self.safe_rule = check_choice(safe_rule, "safe_set", _SAFE_SETS)
+        # intersected intervals C_t of the safety functions s_j = -g_j; C_0 = [0, inf) at the seeds
+        self.ls = np.full((self.m, self.n), -np.inf)
+        self.ls[:, self.seeds] = 0.0
+        self.us = np.full((self.m, self.n), np.inf)
+        if self.safe_rule == "gp":
+            if lipschitz is not None:
+                raise InvalidInputError(
+                    f"lipschitz = {lipschitz!r} is only used with safe_set = 'lipschitz'; the 'gp' safe set "
+                    "needs no Lipschitz constant (drop it or set safe_set = 'lipschitz')."
+                )
+            self.distance = None
+            self.lipschitz = None
+            self.safe_set = GPSafeSet(self.seeds, self.n, self.m)
+            return
         if check_choice(distance, "distance", _DISTANCES) == "auto":
             distance = "kernel" if isinstance(self.gp.kernel, PrecomputedKernel) else "euclidean"
         self.distance = distance
@@ -426,10 +528,6 @@ class _LipschitzSafeBO(_SafeBO):
         C = info.domain.candidates
         D = kernel_distances(self.gp.kernel, C) if distance == "kernel" else euclidean_distances(C)
         self.safe_set = LipschitzSafeSet(self.seeds, self.lipschitz, D)
-        # intersected intervals C_t of the safety functions s_j = -g_j; C_0 = [0, inf) at the seeds
-        self.ls = np.full((self.m, self.n), -np.inf)
-        self.ls[:, self.seeds] = 0.0
-        self.us = np.full((self.m, self.n), np.inf)
 
     @property
     def safe(self) -> np.ndarray:
@@ -465,9 +563,26 @@ class _LipschitzSafeBO(_SafeBO):
             np.minimum(self.us[j], -gp.mean + half, out=self.us[j])
 
     def _lipschitz_step(self) -> None:
-        """Intervals C_t, then the safe set S_t by the Lipschitz rule."""
-        self._intersect_safety()
+        """Intervals C_t, then the safe set S_t by the Lipschitz rule (with ``safe_set = "gp"``: this
+        round's confidence bounds Q_t, not intersected, as the reference code, then the GP safe set)."""
+        if self.safe_rule == "gp":
+            for j, gp in enumerate(self.gp_g):
+                half = self._beta_g_t[j] * gp.std
+                self.ls[j] = -gp.mean - half
+                self.us[j] = -gp.mean + half
+        else:
+            self._intersect_safety()
         self.safe_set.update(self.ls)
+
+    def _expanders(self) -> np.ndarray:
+        """:math:`G_t` of the current rule (Lipschitz: :meth:`LipschitzSafeSet.expanders`; gp:
+        :func:`gp_expanders`)."""
+        if self.safe_rule == "lipschitz":
+            return self.safe_set.expanders(self.us)
+        mean = np.array([gp.mean for gp in self.gp_g])
+        cov = np.array([gp.covariance() for gp in self.gp_g])
+        noise = np.array([gp.noise for gp in self.gp_g], dtype=float)
+        return gp_expanders(self.safe, self.safe_set.certified, mean, cov, self._beta_g_t, noise)
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -603,6 +718,12 @@ class StageOpt(_LipschitzSafeBO):
         End stage 1 early when no expander is left (default True).
     freeze_safe_set:
         Stage 2 optimizes over :math:`S_{T_0}` (default True, the paper's rule) or keeps updating the set.
+    safe_set:
+        ``"gp"`` (default, the headline of the primal-dual experiments): the confidence-bound safe set
+        :class:`GPSafeSet` and :func:`gp_expanders`, as the reference SafeOpt implementation builds them
+        when no Lipschitz constant is given (needs no ``lipschitz``; ``switch_when_converged`` does not
+        apply, stage 1 runs to ``T0``); ``"lipschitz"``: the papers' Lipschitz rule (needs ``lipschitz``),
+        kept as a sensitivity row.
 
     Internals per round: ``beta``, ``beta_g``, ``stage`` (1 or 2), ``safe_set_size``, ``expanders``
     (NaN in stage 2).
@@ -619,6 +740,7 @@ class StageOpt(_LipschitzSafeBO):
         T0_fraction: float = 0.1,
         switch_when_converged: bool = True,
         freeze_safe_set: bool = True,
+        safe_set: str = "gp",
         **params: Any,
     ) -> None:
         horizon = _horizon(horizon, "stageopt")
@@ -641,7 +763,7 @@ class StageOpt(_LipschitzSafeBO):
         self.horizon = horizon
         self.switch_when_converged = bool(switch_when_converged)
         self.freeze_safe_set = bool(freeze_safe_set)
-        super().__init__(info, rng, **params)
+        super().__init__(info, rng, safe_rule=safe_set, **params)
         self.stage = 1
         self.switched_at = 0  # first round of stage 2 (0: not yet)
 
@@ -653,9 +775,12 @@ class StageOpt(_LipschitzSafeBO):
         n_exp = float("nan")
         if self.stage == 1:
             self._lipschitz_step()
-            G = self.safe_set.expanders(self.us)
+            G = self._expanders()
             n_exp = G.sum()
-            if G.any() or not self.switch_when_converged:
+            # an empty G_t is permanent only under the Lipschitz rule (module docstring); the GP safe set
+            # is recomputed from the posterior and can grow again, so it runs stage 1 to T0
+            converged = self.switch_when_converged and self.safe_rule == "lipschitz"
+            if G.any() or not converged:
                 width = np.max(self.us - self.ls, axis=0)
                 x = _pick(width, G if G.any() else self.safe, self.rng)
                 self._record(stage=1, safe_set_size=self.safe.sum(), expanders=n_exp)

@@ -128,6 +128,62 @@ def _about(filename: str) -> str:
     )
 
 
+# ------------------------------------------------------------------------------ inputs of a problem
+#: registered problem name -> the data files it reads (found by :func:`find_data_file` with the problem's
+#: ``data_dir`` parameter). Their content digests are part of every trial's configuration
+#: (:func:`problem_inputs`, ``TrialConfig.inputs``), so traces computed from other data are never reused.
+DATA_FILES: dict[str, tuple[str, ...]] = {"light-sensor": (LIGHT_SENSOR_FILE,), "finance": (FINANCE_FILE,)}
+
+
+def register_data_files(problem: str, *filenames: str) -> None:
+    """Declare that the registered problem ``problem`` reads ``filenames`` (from its ``data_dir``, else
+    ``$CKB_DATA_DIR``, else the default directory), so their digests enter its trials' configuration hash."""
+    DATA_FILES[problem] = tuple(filenames)
+
+
+def _canonical(problem: str) -> str:
+    from ckb.errors import UnknownNameError
+    from ckb.problems import PROBLEMS
+
+    try:
+        return PROBLEMS.canonical(problem)
+    except UnknownNameError:
+        return problem
+
+
+def problem_inputs(problem: str, params: dict | None = None) -> dict[str, str]:
+    """``{file name: SHA-256}`` of every data file the problem ``problem`` with parameters ``params`` reads
+    (empty for a problem without data files); :class:`DataFileError` if one is missing."""
+    files = DATA_FILES.get(_canonical(problem), ())
+    data_dir = (params or {}).get("data_dir")
+    return {name: _digest(find_data_file(name, data_dir)) for name in files}
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _digest(path: Path) -> str:
+    """SHA-256 of ``path``, cached per (path, size, modification time)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = sha256_of(path)
+    return _DIGESTS[key]
+
+
+def check_inputs(problem: str, params: dict | None, expected: dict[str, str]) -> None:
+    """Raise :class:`DataFileError` if a data file of ``problem`` no longer has the digest ``expected``
+    (it changed between planning a sweep and running a trial)."""
+    now = problem_inputs(problem, params)
+    for name, digest in expected.items():
+        if now.get(name) != digest:
+            path = find_data_file(name, (params or {}).get("data_dir"))
+            raise DataFileError(
+                f"data file {path} changed while the experiment ran (SHA-256 {now.get(name)}, expected "
+                f"{digest}); re-run the command to plan with the current file."
+            )
+
+
 # ---------------------------------------------------------------------------------------- loading
 def sha256_of(path: str | os.PathLike) -> str:
     h = hashlib.sha256()

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from ckb._parallel import pin_blas_threads
+from ckb._parallel import import_env_plugins, pin_blas_threads
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, UnknownNameError
 
@@ -32,7 +35,44 @@ class SerialExecutor:
             yield task, fn(task)
 
 
+def _die_with_parent(parent: int) -> None:
+    """End this worker when the process ``parent`` dies (even by ``kill -9``): ``PR_SET_PDEATHSIG`` on
+    Linux, and everywhere a daemon thread that polls ``os.getppid()`` once a second (this also covers a
+    parent that died before the signal was armed)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # no prctl: the watchdog below still ends the worker
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(1.0)
+        os._exit(1)
+
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=watch, name="ckb-parent-watchdog", daemon=True).start()
+
+
+def _init_worker(parent: int) -> None:
+    """Process-pool worker initializer: Ctrl-C is the parent's to handle (it stops the workers), the worker
+    ends with its parent, one BLAS thread."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    pin_blas_threads()
+    import_env_plugins()
+
+
 class ProcessExecutor:
+    """A ``spawn`` process pool. Workers ignore Ctrl-C (they are spawned with SIGINT ignored, so an
+    interrupt while they start prints nothing), end when the parent dies, and are terminated when the
+    parent stops iterating early (an error, Ctrl-C): finished trials are on disk, the others are redone
+    by the next run."""
+
     name = "process"
 
     def __init__(self, workers: int | None = None) -> None:
@@ -43,18 +83,48 @@ class ProcessExecutor:
         if not tasks:
             return
         ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=pin_blas_threads) as pool:
-            pending = {pool.submit(fn, task): task for task in tasks}
-            try:
-                while pending:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        task = pending.pop(fut)
-                        yield task, fut.result()
-            except BaseException:
-                for fut in pending:
-                    fut.cancel()
-                raise
+        pool = ProcessPoolExecutor(
+            self.workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
+        )
+        pending: dict = {}
+        finished = False
+        try:
+            with _sigint_ignored():  # children inherit SIG_IGN: an interrupt while they import stays quiet
+                for task in tasks:
+                    pending[pool.submit(fn, task)] = task
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    task = pending.pop(fut)
+                    yield task, fut.result()
+            finished = True
+        finally:
+            if finished:
+                pool.shutdown(wait=True)
+            else:  # an error, Ctrl-C, or the consumer stopped: stop the workers now, do not wait for them
+                processes = list((getattr(pool, "_processes", None) or {}).values())
+                pool.shutdown(wait=False, cancel_futures=True)
+                for proc in processes:
+                    if proc.is_alive():
+                        proc.terminate()
+                for proc in processes:
+                    proc.join(5)
+
+
+class _sigint_ignored:
+    """SIGINT ignored inside the block (main thread only; elsewhere a no-op), so processes spawned there
+    inherit the ignored disposition (Python then installs no KeyboardInterrupt handler in them)."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        return False
 
 
 _PINNED = False
@@ -65,6 +135,7 @@ def _ray_task(fn: Callable, task: Any) -> Any:
     global _PINNED
     if not _PINNED:
         pin_blas_threads()
+        import_env_plugins()
         _PINNED = True
     return fn(task)
 

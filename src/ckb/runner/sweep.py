@@ -1,8 +1,10 @@
 """The sweep every experiment kind runs: many tasks in parallel, each kept on disk when it finishes.
 
 A *store* says where a task's result lives and what identifies its configuration: single- and
-multi-agent trials are ``OUT/traces/<label>/trial-<k>.npz`` identified by the configuration hash in
-their metadata (:data:`TRACES`; the worker writes the trace), the benchmark's runs are JSON records
+multi-agent trials are ``OUT/traces/<label>/trial-<k>.npz`` identified by the configuration hash and the
+trial index in their metadata (:data:`TRACES`; the worker writes the trace; the hash covers the content
+digest of every data file the problem reads, so a trace computed from other data, or filed under another
+trial number, is never reused), the benchmark's runs are JSON records
 (``ckb.benchmarking.constrained``; the driver writes what the worker returns). Before anything runs,
 every task is checked against the disk (:func:`plan_sweep`): a result with the same identity is reused,
 a missing or unreadable one is (re)done, and one of a *different* configuration stops the sweep with
@@ -49,14 +51,31 @@ class Store(Protocol):
 
 
 def trace_path(out: Path, config: TrialConfig) -> Path:
-    return Path(out) / "traces" / config.algorithm / f"trial-{config.trial:04d}.npz"
+    """``OUT/traces/<label>/trial-<k>.npz``; a label that would leave ``OUT`` (a path separator, ``..``)
+    is refused."""
+    label = config.algorithm
+    if not label or label in (".", "..") or "/" in label or "\\" in label or "\0" in label:
+        raise CKBError(f"algorithm label {label!r} cannot name a folder under {out}: use a plain name.")
+    return Path(out) / "traces" / label / f"trial-{config.trial:04d}.npz"
+
+
+def _stored_meta(path: Path) -> dict | None:
+    try:
+        meta = load_state(path)["meta"]
+        return meta if isinstance(meta, dict) and "config_hash" in meta else None
+    except Exception:  # unreadable / partial file: treat as not done (atomic writes make this rare)
+        return None
 
 
 def stored_hash(path: Path) -> str | None:
-    try:
-        return load_state(path)["meta"]["config_hash"]
-    except Exception:  # unreadable / partial file: treat as not done (atomic writes make this rare)
-        return None
+    meta = _stored_meta(path)
+    return None if meta is None else meta["config_hash"]
+
+
+def _stored_trial(meta: dict) -> int | None:
+    config = meta.get("config")
+    trial = config.get("trial") if isinstance(config, dict) else None
+    return trial if isinstance(trial, int) else None
 
 
 class TraceStore:
@@ -69,11 +88,32 @@ class TraceStore:
     def path(self, out: Path, config) -> Path:
         return trace_path(out, config)
 
-    def identity(self, config) -> str:
-        return config.config_hash()
+    def identity(self, config) -> tuple[str, int]:
+        return config.config_hash(), config.trial
 
-    def stored(self, path: Path) -> str | None:
-        return stored_hash(path)
+    def stored(self, path: Path) -> tuple[str, int | None] | None:
+        meta = _stored_meta(path)
+        return None if meta is None else (meta["config_hash"], _stored_trial(meta))
+
+    def explain(self, path: Path, config) -> str:
+        """Why the trace at ``path`` is not ``config``'s (for the conflict message)."""
+        meta = _stored_meta(path) or {}
+        stored = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        if _stored_trial(meta) != config.trial:
+            return f"it records trial {_stored_trial(meta)}, not trial {config.trial}"
+        want = getattr(config, "inputs", None) or {}
+        had = stored.get("inputs") or {}
+        for name in sorted(set(want) | set(had)):
+            if want.get(name) != had.get(name):
+                return (
+                    f"the data file {name} changed since it was computed (SHA-256 {had.get(name)} then, "
+                    f"{want.get(name)} now)"
+                )
+        mine = config.to_dict()
+        changed = sorted(k for k in set(mine) | set(stored) if k != "trial" and mine.get(k) != stored.get(k))
+        if changed:
+            return "its " + ", ".join(f"{k} = {stored.get(k)!r} (now {mine.get(k)!r})" for k in changed[:3])
+        return f"configuration hash {meta.get('config_hash')}, expected {config.config_hash()}"
 
     def task(self, config, path: Path) -> tuple[dict, str]:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,9 +148,10 @@ def plan_sweep(configs: Sequence, out: str | Path, store: Store = TRACES) -> tup
             continue
         expected = store.identity(cfg)
         if stored != expected:
+            why = store.explain(path, cfg) if hasattr(store, "explain") else f"{stored}, expected {expected}"
             raise SweepConflictError(
-                f"{path} holds a {store.noun} of a different configuration ({stored}, expected {expected}); "
-                "nothing was overwritten. Use another --out directory or remove that file."
+                f"{path} holds a {store.noun} of a different configuration ({why}); nothing was "
+                "overwritten. Use another --out directory or remove that file."
             )
         reused.append(cfg)
     return todo, reused

@@ -2,13 +2,55 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ckb.errors import CKBError
 from ckb.io import load_state, save_state
 from ckb.runner.environment import Outcome
+
+#: bytes a trace holds per round beyond its ``x`` (8 d), ``g`` and ``c`` (8 m each): index, f, y, seconds,
+#: the per-round optimum, and room for two policy internals
+_BYTES_PER_ROUND = 8 * 6
+#: what one task costs besides its rounds (config, metadata, Python objects), a generous estimate
+TASK_OVERHEAD_BYTES = 16 * 1024
+
+
+def trace_bytes(horizon: int, d: int = 1, m: int = 1) -> int:
+    """Estimated memory of one trace of ``horizon`` rounds in dimension ``d`` with ``m`` constraints."""
+    return int(horizon) * (_BYTES_PER_ROUND + 8 * int(d) + 16 * int(m))
+
+
+def available_memory() -> int | None:
+    """Bytes this machine can still give (``MemAvailable`` of ``/proc/meminfo``, else the physical
+    memory), or None when unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.3g} GiB"
+
+
+def check_memory(needed: int, what: str, hint: str = "") -> None:
+    """Raise :class:`CKBError` before allocating when ``needed`` bytes exceed the available memory."""
+    free = available_memory()
+    if free is not None and needed > free:
+        raise CKBError(
+            f"{what} needs about {_gib(needed)} of memory, more than the {_gib(free)} available.{hint}"
+        )
 
 
 class Trace:
@@ -26,6 +68,11 @@ class Trace:
         utility_star_plus: float | None = None,
     ):
         self.horizon, self.d, self.m = int(horizon), int(d), int(m)
+        check_memory(
+            trace_bytes(self.horizon, self.d, self.m),
+            f"a trace of T = {self.horizon} rounds (d = {self.d}, m = {self.m})",
+            " Choose a smaller horizon.",
+        )
         self.utility_star, self.sign = float(utility_star), float(sign)
         #: utility of the best feasible distribution (for R_+), when the problem has candidates
         self.utility_star_plus = None if utility_star_plus is None else float(utility_star_plus)

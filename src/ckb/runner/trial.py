@@ -35,6 +35,15 @@ class TrialConfig(SeededConfig):
     problem_params: dict[str, Any] = field(default_factory=dict)
     environment: str = "basic"
     environment_params: dict[str, Any] = field(default_factory=dict)
+    #: content digests of the input files the problem reads (file name -> SHA-256), part of the hash:
+    #: a changed data file is a different configuration (:func:`ckb.problems.data.problem_inputs`)
+    inputs: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if not d["inputs"]:  # a trial without input files keeps the hash it had before inputs existed
+            d.pop("inputs")
+        return d
 
 
 class Trial:
@@ -42,6 +51,10 @@ class Trial:
 
     def __init__(self, config: TrialConfig) -> None:
         self.config = config
+        if config.inputs:
+            from ckb.problems.data import check_inputs
+
+            check_inputs(config.problem, config.problem_params, config.inputs)
         self.problem = make_problem(config.problem, config.rng(0), **config.problem_params)
         env_cls = ENVIRONMENTS.get(config.environment)
         self.env = env_cls(self.problem, config.rng(1), **config.environment_params)

@@ -1,0 +1,84 @@
+"""``ckb reproduce PAPER``: run a paper's experiments and write ``docs/reproduction/PAPER.md``
+(:mod:`ckb.reproduce`). Registered on ``ckb``'s app by one line in :mod:`ckb.cli`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+console = Console()
+
+
+def reproduce_command(
+    paper: Annotated[
+        str | None, typer.Argument(help="Short name (e.g. zhou-ji-2022) or number (000-004).")
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the papers and their claims counts.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="Reduced trials and horizon (tests, CI).")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Run folder (default runs/reproduce/PAPER).")
+    ] = None,
+    report_dir: Annotated[
+        Path | None, typer.Option("--report-dir", help="Report folder (default docs/reproduction).")
+    ] = None,
+    report_only: Annotated[
+        bool, typer.Option("--report-only", help="Rewrite the report from the runs on disk.")
+    ] = False,
+    workers: Annotated[int | None, typer.Option("--workers", help="Parallel workers.")] = None,
+    executor: Annotated[str, typer.Option("--executor", help="process, serial or ray.")] = "process",
+) -> None:
+    """Run a paper's experiments at paper scale (resumable) and write its claim-by-claim report."""
+    from ckb.reproduce import PAPERS, load_paper, reproduce
+
+    if list_ or paper is None:
+        table = Table(title="papers (ckb reproduce NAME)")
+        for col in ("name", "number", "citation", "specs", "claims"):
+            table.add_column(col)
+        for name in PAPERS:
+            p = load_paper(name, check_specs=False)
+            table.add_row(p.short, p.number, p.citation, ", ".join(p.specs), str(len(p.claims)))
+        console.print(table)
+        return
+    p = load_paper(paper)
+    out = out or Path("runs/reproduce") / (p.short + ("-quick" if quick else ""))
+    start = time.perf_counter()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+        state = {"task": None}
+
+        def on_spec(name: str, n: int) -> None:
+            state["task"] = progress.add_task(name, total=n or None)
+
+        def on_done(task, skipped) -> None:
+            if state["task"] is not None:
+                progress.advance(state["task"])
+
+        result = reproduce(
+            p.short,
+            out,
+            quick=quick,
+            report_dir=report_dir,
+            workers=workers,
+            executor=executor,
+            on_spec=on_spec,
+            on_done=on_done,
+            run=not report_only,
+        )
+    table = Table(title=f"{p.short}: claims")
+    for col in ("id", "ours", "verdict"):
+        table.add_column(col)
+    for v in result["verdicts"]:
+        table.add_row(v.claim.id, v.value, v.verdict)
+    console.print(table)
+    console.print(f"{time.perf_counter() - start:.1f} s. Report: {result['report']}")

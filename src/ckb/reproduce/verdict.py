@@ -1,0 +1,126 @@
+"""Verdicts computed from a run's ``summary.json`` (``{"algorithms": {LABEL: {METRIC: {"mean", "median",
+"values", ...}}}, "checkpoints": {LABEL: {"loglog_slope_second_half": {METRIC: slope}}}}``).
+
+Statistics (``stat``): ``mean`` and ``median`` over trials at the final round; ``share_le_zero`` and
+``share_zero``: the share of trials whose final value is <= 0 / == 0 (from ``values``); ``slope``: the
+log-log slope of the metric's mean curve over the second half of the run (``sublinear`` claims).
+
+Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, default 2 ``tol``):
+
+- ``value``: reproduced if ``|ours - paper| <= tol``, partly if ``<= ptol``, else not reproduced;
+- ``at_most`` / ``at_least``: reproduced if ``ours <= paper + tol`` (``>= paper - tol``), partly within
+  ``ptol``;
+- ``relative``: ``ours = stat(algorithm) / stat(reference) - 1``, then as ``value``;
+- ``ordering``: the stat must increase along ``order`` (strictly); reproduced if every adjacent pair does,
+  partly if some do, not reproduced if none;
+- ``sublinear``: the log-log slope (``stat = "slope"``) is <= ``threshold`` (default 0.9): reproduced;
+  < 1: partly (barely sublinear at this horizon); else not reproduced.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ckb.reproduce.claims import Claim
+
+REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = "reproduced", "partly", "not reproduced", "not run"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's verdict: ``value`` (ours, as text), ``verdict`` and the one-sentence ``reason``."""
+
+    claim: Claim
+    value: str
+    verdict: str
+    reason: str
+
+
+def statistic(summary: dict[str, Any], algorithm: str, metric: str, stat: str) -> float:
+    """One statistic of ``summary`` (module docstring); KeyError naming what is missing."""
+    if stat == "slope":
+        cps = summary.get("checkpoints", {}).get(algorithm, {})
+        slopes = cps.get("loglog_slope_second_half") or {}
+        val = slopes.get(metric) if isinstance(slopes, dict) else None
+        if val is None:
+            raise KeyError(f"no log-log slope of {metric!r} for {algorithm!r}")
+        return float(val)
+    try:
+        entry = summary["algorithms"][algorithm][metric]
+    except KeyError:
+        raise KeyError(f"no metric {metric!r} for {algorithm!r} in the summary") from None
+    if stat in ("mean", "median"):
+        return float(entry[stat])
+    values = np.asarray(entry["values"], dtype=float)
+    if stat == "share_le_zero":
+        return float(np.mean(values <= 0.0))
+    if stat == "share_zero":
+        return float(np.mean(values == 0.0))
+    raise KeyError(f"unknown statistic {stat!r}")
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    return f"{x:.3g}" if abs(x) < 1e4 else f"{x:.4g}"
+
+
+def _band(claim: Claim, gap: float) -> str:
+    ptol = claim.partly_tolerance if claim.partly_tolerance is not None else 2.0 * claim.tolerance
+    if gap <= claim.tolerance:
+        return REPRODUCED
+    return PARTLY if gap <= ptol else NOT_REPRODUCED
+
+
+def judge(claim: Claim, summary: dict[str, Any] | None) -> Verdict:
+    """The verdict of ``claim`` on ``summary`` (the claim's experiment's summary; None: not run)."""
+    if summary is None:
+        return Verdict(claim, "-", NOT_RUN, f"{claim.experiment} has not been run.")
+    try:
+        return _judge(claim, summary)
+    except KeyError as exc:
+        return Verdict(claim, "-", NOT_RUN, f"{exc.args[0]} ({claim.experiment}).")
+
+
+def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
+    s, m = claim.stat, claim.metric
+    if claim.kind == "ordering":
+        vals = [statistic(summary, a, m, s) for a in claim.order]
+        ok = [a < b for a, b in itertools.pairwise(vals)]
+        text = ", ".join(f"{a} {_fmt(v)}" for a, v in zip(claim.order, vals))
+        if all(ok):
+            return Verdict(claim, text, REPRODUCED, f"the {s} {m} increases along the paper's order.")
+        bad = [f"{claim.order[i]} vs {claim.order[i + 1]}" for i, o in enumerate(ok) if not o]
+        verdict = PARTLY if any(ok) else NOT_REPRODUCED
+        return Verdict(claim, text, verdict, f"the order fails for {', '.join(bad)}.")
+    ours = statistic(summary, claim.algorithm, m, s)
+    if claim.kind == "sublinear":
+        if ours <= claim.threshold:
+            return Verdict(claim, f"slope {_fmt(ours)}", REPRODUCED, f"log-log slope <= {claim.threshold:g}.")
+        verdict = PARTLY if ours < 1.0 else NOT_REPRODUCED
+        return Verdict(claim, f"slope {_fmt(ours)}", verdict, f"log-log slope {_fmt(ours)} (linear is 1).")
+    if claim.kind == "relative":
+        ref = statistic(summary, claim.reference, m, s)
+        ours = ours / ref - 1.0 if ref != 0 else math.nan
+        if math.isnan(ours):
+            return Verdict(claim, "nan", NOT_REPRODUCED, f"{claim.reference}'s {s} {m} is 0.")
+    p = claim.paper_value
+    if claim.kind in ("value", "relative"):
+        gap = abs(ours - p)
+    elif claim.kind == "at_most":
+        gap = max(ours - p, 0.0)
+    else:  # at_least
+        gap = max(p - ours, 0.0)
+    verdict = _band(claim, gap)
+    rel = {"value": "from", "relative": "from", "at_most": "above", "at_least": "below"}[claim.kind]
+    reason = (
+        f"within {claim.tolerance:g} of the paper's {p:g}."
+        if verdict == REPRODUCED
+        else f"{_fmt(gap)} {rel} the paper's {p:g} (tolerance {claim.tolerance:g})."
+    )
+    return Verdict(claim, _fmt(ours), verdict, reason)

@@ -1,0 +1,73 @@
+"""Tests for src/ckb/reproduce/verdict.py: verdicts on hand-made summaries."""
+
+import pytest
+
+from ckb.reproduce.claims import Claim
+from ckb.reproduce.verdict import NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, judge, statistic
+
+
+def _entry(values):
+    return {"mean": sum(values) / len(values), "median": sorted(values)[len(values) // 2], "values": values}
+
+
+SUMMARY = {
+    "algorithms": {
+        "a": {"violating_rounds": _entry([1.0, 2.0, 3.0]), "regret": _entry([-1.0, 0.0, 4.0])},
+        "b": {"violating_rounds": _entry([0.0, 0.0, 0.0]), "regret": _entry([5.0, 6.0, 7.0])},
+        "c": {"regret": _entry([2.0, 2.0, 2.0])},
+    },
+    "checkpoints": {
+        "a": {"loglog_slope_second_half": {"regret": 0.5}},
+        "b": {"loglog_slope_second_half": {"regret": 0.95}},
+    },
+}
+
+
+def _c(**kw):
+    return Claim(id="x", where="w", statement="s", experiment="e", **kw)
+
+
+def test_statistics_by_hand():
+    assert statistic(SUMMARY, "a", "regret", "share_le_zero") == pytest.approx(2 / 3)
+    assert statistic(SUMMARY, "b", "violating_rounds", "share_zero") == 1.0
+    assert statistic(SUMMARY, "a", "violating_rounds", "median") == 2.0
+    assert statistic(SUMMARY, "a", "regret", "slope") == 0.5
+
+
+@pytest.mark.parametrize(
+    ("paper", "want"), [(2.5, REPRODUCED), (3.5, PARTLY), (4.5, NOT_REPRODUCED)]
+)  # ours: mean 2, tolerance 1 (partly: 2)
+def test_value_bands(paper, want):
+    c = _c(metric="violating_rounds", kind="value", algorithm="a", paper_value=paper, tolerance=1.0)
+    assert judge(c, SUMMARY).verdict == want
+
+
+def test_at_most_at_least_and_relative():
+    c = _c(metric="violating_rounds", kind="at_most", algorithm="a", paper_value=1.0, tolerance=0.5)
+    assert judge(c, SUMMARY).verdict == PARTLY  # 2 is 1 above 1: beyond 0.5, within 1
+    c = _c(metric="regret", stat="share_le_zero", kind="at_least", algorithm="a", paper_value=0.5)
+    assert judge(c, SUMMARY).verdict == REPRODUCED
+    # a/b - 1 = (1 / 6) - 1 = -0.8333
+    c = _c(metric="regret", kind="relative", algorithm="a", reference="b", paper_value=-0.8, tolerance=0.05)
+    v = judge(c, SUMMARY)
+    assert v.verdict == REPRODUCED and v.value == "-0.833"
+
+
+def test_ordering_all_some_none():
+    assert judge(_c(metric="regret", kind="ordering", order=("a", "c", "b")), SUMMARY).verdict == REPRODUCED
+    assert judge(_c(metric="regret", kind="ordering", order=("c", "a", "b")), SUMMARY).verdict == PARTLY
+    v = judge(_c(metric="regret", kind="ordering", order=("b", "c")), SUMMARY)
+    assert v.verdict == NOT_REPRODUCED and "b vs c" in v.reason
+
+
+def test_sublinear_and_missing():
+    assert (
+        judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="a"), SUMMARY).verdict
+        == REPRODUCED
+    )
+    assert (
+        judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="b"), SUMMARY).verdict == PARTLY
+    )
+    assert judge(_c(metric="regret", kind="value", algorithm="a", paper_value=1.0), None).verdict == NOT_RUN
+    v = judge(_c(metric="nope", kind="value", algorithm="a", paper_value=1.0), SUMMARY)
+    assert v.verdict == NOT_RUN and "nope" in v.reason
