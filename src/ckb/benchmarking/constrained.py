@@ -177,6 +177,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
+    "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
 }
 
 
