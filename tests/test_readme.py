@@ -101,7 +101,7 @@ def test_quick_start_commands_are_the_ones_ci_runs() -> None:
 @pytest.mark.skipif(importlib.util.find_spec("botorch") is None, reason="the example needs ckb[botorch]")
 def test_readme_optimizer_example_runs_and_resumes(tmp_path: Path) -> None:
     blocks = _fenced(_text(README), "python")
-    assert len(blocks) == 1, "the README has one Python example"
+    assert len(blocks) == 2, "the README has two Python examples: ckb.Optimizer and Optuna"
     script = tmp_path / "example.py"
     script.write_text(blocks[0], encoding="utf-8")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -119,3 +119,19 @@ def test_readme_optimizer_example_runs_and_resumes(tmp_path: Path) -> None:
     assert "objective" in first, first
     # "re-running resumes the study": the finished study is loaded, nothing is asked again
     assert run() == first
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("optuna") is None, reason="the example needs ckb[optuna]")
+def test_readme_optuna_example_runs(tmp_path: Path) -> None:
+    block = _fenced(_text(README), "python")[1]
+    script = tmp_path / "optuna_example.py"
+    script.write_text(
+        block + "\nprint(len(study.trials), study.best_trials[0].number if study.best_trials else None)\n"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[0] == "30" and (tmp_path / "tune.db").exists()

@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import NONNEGATIVE, Real, Rule, like, named, positive_part
-from ckb.rules.cei import log_cei
+from ckb.rules.cei import ConstrainedEIRule, log_cei
 
 #: the score outside the admissible set lies below this (log EI + log PoF never gets near it)
 FLOOR = -1.0e6
@@ -101,11 +101,8 @@ class PessimisticCEIRule(Rule):
     def begin_round(self) -> None:
         self.t += 1
 
-    @staticmethod
-    def incumbent(y: np.ndarray, c: np.ndarray) -> float | None:
-        """The best observed feasible objective (maximization sense), None if nothing feasible yet."""
-        feasible = np.all(np.asarray(c) <= 0.0, axis=1)
-        return float(np.asarray(y)[feasible].max()) if np.any(feasible) else None
+    #: the best observed feasible objective (maximization sense), None if nothing feasible yet
+    incumbent = staticmethod(ConstrainedEIRule.incumbent)
 
     def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None):
         """The rule's score (torch): log PoF before any feasible observation; else log EI + log PoF on the

@@ -1,0 +1,921 @@
+r"""``CKBSampler``: ckb's optimizer policies as an Optuna sampler (``pip install 'ckb[optuna]'``).
+
+::
+
+    import optuna
+    from ckb.integrations.optuna import CKBSampler
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 6.0)
+        y = trial.suggest_float("y", 0.0, 6.0)
+        trial.set_user_attr("g", [math.cos(x + y) - 0.5])      # feasible where <= 0
+        return math.cos(2 * x) * math.cos(y) + math.sin(x)
+
+    sampler = CKBSampler(constraints_func=lambda t: t.user_attrs["g"], seed=0)
+    study = optuna.create_study(sampler=sampler, storage="sqlite:///tune.db", study_name="tune",
+                                load_if_exists=True)          # re-running resumes the study
+    study.optimize(objective, n_trials=60, n_jobs=2)
+
+``python -m ckb.integrations.optuna --demo`` runs this study end to end.
+
+**What it does.** Each trial's float and int parameters come from one decision of a
+:mod:`ckb.optimizer.policies` policy, made as :class:`ckb.Optimizer` makes it, from the same pieces
+(:mod:`ckb.optimizer.core`): outcomes in the policies' units (:func:`~ckb.optimizer.core.policy_units`:
+objective standardized in the maximization sense, constraints divided by their RMS), the fitted GPs of
+:mod:`ckb.optimizer.models` with their refit schedule and warm start, pending-point fantasies and batch
+separation, the :class:`~ckb.optimizer.acquisition.Maximizer`, and the policy's state and generator.
+Objective from the study's direction, constraints in Optuna's convention
+(feasible where every value is ``<= 0``), from ``constraints_func`` (called in :meth:`after_trial`, as
+Optuna's own samplers do) or from ``trial.set_constraint`` (Optuna >= 5), read from the trial's
+system attributes. ``policy=None`` takes the optimizer's default policy for ``goal``
+(:data:`ckb.optimizer.policies.GOAL_POLICIES`); ``violation_budget`` is handed to violation-aware
+policies (``pcei``) as in the optimizer.
+
+- *Initial design*: trial ``n < n_startup_trials`` (default ``2d + 2``) is point ``n`` of the scrambled
+  Sobol design :func:`ckb.optimizer.initial_design` over the search space's unit cube (the optimizer's
+  design for the same ``seed``), and so is any trial asked while no trial has completed. Trial 0, and
+  any trial asked before a trial has completed, has no search space yet (Optuna infers it from completed
+  trials) and draws each parameter uniformly (seeded by ``seed``, the trial number and the parameter's
+  name), as Optuna's GP and QMC samplers do. Enqueued trials keep their values; a trial whose searched
+  parameters are all enqueued is not a decision, one with some of them enqueued samples the others as
+  trial 0 does.
+- *Parameters*: ``FloatDistribution`` and ``IntDistribution``. A log-scale parameter is modelled and
+  optimized in log space; an int (or a float with ``step``) is optimized on its continuous relaxation
+  ``[low, high]`` and rounded to the nearest point of its grid (the GP sees the rounded value; a rounded
+  point may repeat an evaluated one). Categorical parameters: ``categorical="error"`` (default) raises an
+  error naming the parameter (encode it as an int, or use another sampler);
+  ``categorical="independent"`` draws them uniformly at random, outside the model. Parameters outside
+  the relative search space (dynamic search spaces) are drawn uniformly, with a warning.
+- *Trials*: complete trials with finite values are the data; failed and pruned trials, and trials with
+  a non-finite value, condition the models like the optimizer's failed points (no value; the next
+  decisions move away from them); running and waiting trials are pending points (their fantasies shrink
+  the variance and a new point keeps ``batch_separation`` lengthscales from them, as ``ask(k)`` does).
+
+**Policy state across threads, processes and resumes.** A stateful rule (the primal-dual duals, RPOL's
+Q, the penalty's multipliers and epochs, the round counter) must see each of its decisions once and each
+result once, in one order, whatever ``n_jobs``, the number of processes on one storage, and restarts.
+ckb.Optimizer achieves this with a study file it owns; here Optuna owns the storage, which offers no
+lock and no compare-and-swap, only reads and writes of attributes. So:
+
+1. *Decisions are serialized by Lamport's bakery algorithm over trial attributes* (correct with plain
+   reads and writes). A decision writes a claim ``ckb:claim`` on its own trial (``choosing``), reads
+   every trial, takes the ticket ``1 +`` the largest ticket it sees, writes it, and waits while a running
+   trial with a live claim is still choosing or holds a smaller ``(ticket, trial number)``. Threads of
+   one process also take a lock first. A claim stops counting when its trial has its record (below) or
+   a release mark, is no longer running (failed by Optuna's heartbeat, for instance), or belongs to a
+   dead process of this host (pid, start time, as :mod:`ckb.studies.turns`); a claim of another host
+   that is not released within ``decision_timeout`` seconds stops the waiting decision with
+   :class:`DecisionTimeoutError`, naming it (nothing is written).
+2. *Each decision's record holds the policy's whole state after it* (``ckb:decision``, JSON on the
+   trial, keyed by trial number: the policy's state, the numpy generator, the GP hyperparameters, the
+   ticket, the previous decision's number ``prev``, the point, the policy's internals). The decisions,
+   ordered by ticket, form a chain; a decision starts from the state of the chain's last record.
+3. *Each result is folded into the chain once.* Before deciding, a decision makes the tell-time updates
+   (``observe``) of every complete trial chosen by an earlier decision whose result no record has
+   folded yet, in order of completion, with the units of the outcomes at that completion (the
+   optimizer's "scales at the time of the tell"), and lists them in its record (``folded``).
+
+So the state is a function of the storage alone: any process (or a resumed study with a new sampler)
+continues from the last record, and two processes on one RDB file never apply a decision's or a
+result's update twice. The generator starts as ``default_rng(seed)`` advanced once per trial before the
+first decision (ckb.Optimizer's advances once per ask), so a sequential study that starts with ckb's
+Sobol design (enqueued: trial 0 is otherwise drawn at random) makes ckb.Optimizer's decisions bit for
+bit (tested for ``ckb-ucb``, ``penalty-noisy`` and ``pcei``). :meth:`CKBSampler.decisions` lists the
+chain, :meth:`CKBSampler.policy_state` gives the state after every result told so far. The study's
+settings (policy, its constants, seed, design size, ``n_trials``, violation budget, number of
+constraints) are stored with the first decision (``ckb:sampler`` in the study's system attributes); a
+sampler with other settings refuses to continue the study. The randomness lives in the records, so
+:meth:`reseed_rng` (called by Optuna for ``n_jobs > 1``) changes nothing.
+
+**Horizon.** Some policies set constants from the number of rounds T (CKB's ``V = G sqrt(T) / rho``,
+the penalty's epoch length): pass ``n_trials`` (the trials the study will run; T = ``n_trials -
+n_startup_trials``); they refuse to start without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import socket
+import sys
+import threading
+import time
+import warnings
+import zlib
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+try:
+    import optuna
+    from optuna.distributions import (
+        BaseDistribution,
+        CategoricalDistribution,
+        FloatDistribution,
+        IntDistribution,
+    )
+    from optuna.samplers import BaseSampler
+    from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
+    from optuna.study import StudyDirection
+    from optuna.trial import FrozenTrial, TrialState
+except ImportError as exc:  # pragma: no cover - the optuna extra is missing
+    raise ImportError(
+        "ckb.integrations.optuna needs Optuna, which is not installed: pip install 'ckb[optuna]'."
+    ) from exc
+
+from ckb._validation import check_scalar, did_you_mean
+from ckb.errors import CKBError, InvalidInputError
+from ckb.optimizer.core import BotorchNotInstalledError, policy_units
+from ckb.optimizer.space import initial_design
+from ckb.studies.storage import dumps, loads
+from ckb.studies.turns import _alive, _start_token
+
+__all__ = ["CKBSampler", "DecisionTimeoutError"]
+
+_logger = logging.getLogger(__name__)
+
+#: trial system attributes written by the sampler
+CLAIM_KEY = "ckb:claim"
+RECORD_KEY = "ckb:decision"
+RELEASED_KEY = "ckb:released"
+#: study system attribute: the settings of the study's sampler (written with the first decision)
+SPEC_KEY = "ckb:sampler"
+_VERSION = 1
+_HOST = socket.gethostname()
+_MAX_POLL = 0.05
+
+
+class DecisionTimeoutError(CKBError, TimeoutError):
+    """Another process kept its claim on the next decision longer than ``decision_timeout``."""
+
+
+def _require_botorch() -> None:
+    import importlib.util
+
+    missing = [name for name in ("torch", "botorch", "gpytorch") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise BotorchNotInstalledError(
+            f"CKBSampler fits its GPs with BoTorch, but {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: pip install 'ckb[optuna,botorch]'."
+        )
+
+
+# ------------------------------------------------------------------------------------ search space
+class _Space:
+    """The relative search space (float and int parameters, names sorted) and its unit cube: a log-scale
+    parameter maps ``log v`` linearly, any other ``v``; back in the cube, ints and stepped floats round
+    to their grid and every value is clipped to its bounds."""
+
+    def __init__(self, search_space: dict[str, BaseDistribution]) -> None:
+        self.names = sorted(search_space)
+        self.dists = [search_space[n] for n in self.names]
+        lo, hi = [], []
+        for name, dist in zip(self.names, self.dists):
+            if not isinstance(dist, (FloatDistribution, IntDistribution)):
+                raise InvalidInputError(
+                    f"CKBSampler models float and int parameters; {name!r} is {type(dist).__name__}."
+                )
+            a, b = float(dist.low), float(dist.high)
+            lo.append(math.log(a) if dist.log else a)
+            hi.append(math.log(b) if dist.log else b)
+        self.lower, self.upper = np.array(lo), np.array(hi)
+        self.width = self.upper - self.lower
+        self.d = len(self.names)
+
+    def to_unit(self, params: dict[str, Any]) -> np.ndarray | None:
+        """The unit-cube point of ``params`` (None if a parameter is missing)."""
+        if any(n not in params for n in self.names):
+            return None
+        v = np.array(
+            [math.log(params[n]) if d.log else float(params[n]) for n, d in zip(self.names, self.dists)]
+        )
+        return np.clip((v - self.lower) / self.width, 0.0, 1.0)
+
+    def from_unit(self, u: np.ndarray) -> dict[str, Any]:
+        v = self.lower + np.asarray(u, dtype=float) * self.width
+        return {n: _to_value(d, float(x)) for n, d, x in zip(self.names, self.dists, v)}
+
+
+def _to_value(dist: BaseDistribution, x: float) -> Any:
+    """A parameter's value from its (log-)coordinate ``x``: rounded to its grid, inside its bounds."""
+    v = math.exp(x) if dist.log else x
+    if dist.step is not None:  # ints always have one (1 for log ints)
+        v = dist.low + round((v - dist.low) / dist.step) * dist.step
+    if isinstance(dist, IntDistribution):
+        return int(min(max(round(v), dist.low), dist.high))
+    return float(min(max(v, dist.low), dist.high))
+
+
+def _independent_value(dist: BaseDistribution, rng: np.random.Generator) -> Any:
+    if isinstance(dist, CategoricalDistribution):
+        return dist.choices[int(rng.integers(len(dist.choices)))]
+    a, b = float(dist.low), float(dist.high)
+    if dist.log:
+        a, b = math.log(a), math.log(b)
+    return _to_value(dist, float(rng.uniform(a, b)))
+
+
+# ------------------------------------------------------------------------------------ trials' data
+def _constraints_of(trial: FrozenTrial) -> list[float]:
+    """The trial's constraint values: Optuna's list (``constraints_func``), then the named ones
+    (``trial.set_constraint``, sorted by name)."""
+    attrs = trial.system_attrs
+    out = [float(v) for v in (attrs.get(_CONSTRAINTS_KEY) or [])]
+    prefix = f"{_CONSTRAINTS_KEY}:"
+    out += [float(attrs[k]) for k in sorted(k for k in attrs if k.startswith(prefix))]
+    return out
+
+
+def _completion_key(t: FrozenTrial) -> tuple:
+    return (t.datetime_complete.timestamp() if t.datetime_complete is not None else -math.inf, t.number)
+
+
+class _Data:
+    """What a decision reads from the trials: the complete observations (trial-number order), the
+    busy points (failed, pruned, non-finite) and the pending points, in the unit cube."""
+
+    def __init__(
+        self, trials: Sequence[FrozenTrial], space: _Space, minimize: bool, me: int, design, n_startup: int
+    ) -> None:
+        self.minimize = minimize
+        complete, busy, pending, m_of = [], [], [], {}
+        for t in trials:
+            if t.number == me:
+                continue
+            u = space.to_unit(t.params)
+            if t.state == TrialState.COMPLETE:
+                if u is None:
+                    continue
+                c = _constraints_of(t)
+                m_of[t.number] = len(c)
+                if t.value is not None and math.isfinite(t.value) and c and all(map(math.isfinite, c)):
+                    complete.append((t, u, float(t.value), np.array(c)))
+                else:
+                    busy.append((t.number, u))
+            elif t.state in (TrialState.FAIL, TrialState.PRUNED):
+                if u is not None:
+                    busy.append((t.number, u))
+            elif t.state in (TrialState.RUNNING, TrialState.WAITING):
+                u = _pending_point(t, space, design, n_startup) if u is None else u
+                if u is not None:
+                    busy.append((t.number, u))
+                    pending.append(u)
+        ms = sorted(set(m_of.values()))
+        if ms and ms[0] == 0:
+            bad = min(n for n, k in m_of.items() if k == 0)
+            raise InvalidInputError(
+                f"trial {bad} completed without constraint values; CKBSampler needs them for every trial: "
+                "pass constraints_func= (values <= 0 feasible) or call trial.set_constraint(name, value)."
+            )
+        if len(ms) > 1:
+            first = next(iter(m_of.values()))
+            bad = min(n for n, k in m_of.items() if k != first)
+            raise InvalidInputError(
+                f"trial {bad} has {m_of[bad]} constraint value(s) where earlier trials have {first}; every "
+                "complete trial needs the same constraints."
+            )
+        self.m = ms[0] if ms else 0
+        self.complete = complete
+        self.numbers = [t.number for t, *_ in complete]
+        self.X = np.array([u for _, u, _, _ in complete]).reshape(-1, space.d)
+        self.y = np.array([y for _, _, y, _ in complete], dtype=float)
+        self.c = np.array([c for *_, c in complete], dtype=float).reshape(len(complete), self.m)
+        self.busy = np.array([u for _, u in sorted(busy, key=lambda row: row[0])]).reshape(-1, space.d)
+        self.pending = np.array(pending).reshape(-1, space.d)
+
+    def scales_at(self, number: int) -> dict[str, Any]:
+        """The outcome units when trial ``number`` completed: from the complete trials that completed no
+        later (by completion time, then number), in trial-number order."""
+        key = next(_completion_key(t) for t, *_ in self.complete if t.number == number)
+        rows = [i for i, (t, *_) in enumerate(self.complete) if _completion_key(t) <= key]
+        return policy_units(self.y[rows], self.c[rows], self.minimize, self.m)[2]
+
+
+def _pending_point(t: FrozenTrial, space: _Space, design, n_startup: int) -> np.ndarray | None:
+    """Where a running or waiting trial without all its parameters will be evaluated, if known: its
+    decision's point, its enqueued values, or its design point."""
+    attrs = t.system_attrs
+    if RECORD_KEY in attrs:
+        return np.asarray(loads(attrs[RECORD_KEY])["x"], dtype=float)
+    fixed = attrs.get("fixed_params") or {}
+    u = space.to_unit({**fixed, **t.params})
+    if u is not None:
+        return u
+    return design(t.number) if not fixed and t.number < n_startup else None
+
+
+# --------------------------------------------------------------------------------------- the chain
+def _chain(trials: Sequence[FrozenTrial], cache: dict) -> list[dict[str, Any]]:
+    """The decision records, ordered by (ticket, number): the chain of policy states."""
+    out = []
+    for t in trials:
+        text = t.system_attrs.get(RECORD_KEY)
+        if text is None:
+            continue
+        rec = cache.get((t._trial_id, text))  # the text too: a sampler may serve several storages
+        if rec is None:
+            rec = loads(text)
+            rec["number"] = t.number
+            cache[(t._trial_id, text)] = rec
+        out.append(rec)
+    return sorted(out, key=lambda r: (r["ticket"], r["number"]))
+
+
+def _active_claim(t: FrozenTrial) -> dict[str, Any] | None:
+    """The trial's claim on a decision if it still counts (see the module docstring)."""
+    attrs = t.system_attrs
+    claim = attrs.get(CLAIM_KEY)
+    if claim is None or t.state != TrialState.RUNNING or RECORD_KEY in attrs or RELEASED_KEY in attrs:
+        return None
+    if claim.get("host") == _HOST and not _alive(int(claim["pid"]), claim.get("token", "")):
+        return None
+    return claim
+
+
+# -------------------------------------------------------------------------------------------- sampler
+class CKBSampler(BaseSampler):
+    """ckb's optimizer policies as an Optuna sampler (see the module docstring).
+
+    Parameters
+    ----------
+    policy : an optimizer policy (``ckb.optimizer.OPTIMIZER_POLICIES``: ``cei``, ``config``, ``pcei``,
+        ``ckb-ucb``, ``rpol-ucb``, ...); None: the optimizer's default for ``goal``.
+    goal : ``"best-feasible"`` (default) or ``"cumulative"``: picks the default policy.
+    constraints_func : ``FrozenTrial -> sequence of floats`` (feasible where every value is <= 0), called
+        after each complete or pruned trial, as in Optuna's samplers; None: constraints set with
+        ``trial.set_constraint``.
+    n_trials : the number of trials the study will run; sets the horizon T = ``n_trials -
+        n_startup_trials`` of policies whose constants depend on it (required for them).
+    n_startup_trials : size of the initial Sobol design (default ``2d + 2``, d the search space's size).
+    seed : seeds the design, the independent draws and the policy's generator (default 0, as
+        ckb.Optimizer: the same study gives the same trials).
+    violation_budget : for violation-aware policies (``pcei``): per constraint, the largest sum of
+        positive parts (a number or one per constraint, in the constraints' units) the evaluations after
+        the initial design (trial numbers >= ``n_startup_trials``) may spend, as in ckb.Optimizer.
+    categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).
+    refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads : as
+        :class:`ckb.Optimizer`.
+    decision_timeout : seconds to wait for another host's claim on the next decision.
+    **policy_params : the policy's constants (``beta=``, ``kappa=``, ...).
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: str | None = None,
+        goal: str = "best-feasible",
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        n_trials: int | None = None,
+        n_startup_trials: int | None = None,
+        seed: int = 0,
+        violation_budget: float | Sequence[float] | None = None,
+        categorical: str = "error",
+        refit_every: int = 1,
+        num_restarts: int = 10,
+        raw_samples: int = 256,
+        maxiter: int = 100,
+        batch_separation: float = 0.1,
+        torch_threads: int = 1,
+        decision_timeout: float = 600.0,
+        **policy_params: Any,
+    ) -> None:
+        _require_botorch()
+        from ckb.optimizer.policies import GOAL_POLICIES, OPTIMIZER_POLICIES
+
+        if goal not in GOAL_POLICIES:
+            raise InvalidInputError(f"Unknown goal {goal!r}.{did_you_mean(str(goal), GOAL_POLICIES)}")
+        self.goal = goal
+        self.policy_name = OPTIMIZER_POLICIES.canonical(GOAL_POLICIES[goal] if policy is None else policy)
+        self._policy_cls = OPTIMIZER_POLICIES.get(self.policy_name)
+        if constraints_func is not None and not callable(constraints_func):
+            raise InvalidInputError(
+                f"constraints_func must be a function of the trial, got {constraints_func!r}."
+            )
+        self._constraints_func = constraints_func
+        self.n_trials = None if n_trials is None else check_scalar(n_trials, "n_trials", low=1, integer=True)
+        self.n_startup_trials = (
+            None
+            if n_startup_trials is None
+            else check_scalar(n_startup_trials, "n_startup_trials", low=0, integer=True)
+        )
+        self.seed = check_scalar(seed, "seed", low=0, integer=True)
+        if categorical not in ("error", "independent"):
+            raise InvalidInputError(f"categorical must be 'error' or 'independent', got {categorical!r}.")
+        self.categorical = categorical
+        self.violation_budget = None
+        if violation_budget is not None:
+            vb = np.atleast_1d(np.asarray(violation_budget, dtype=float))
+            if vb.ndim != 1 or not np.all(np.isfinite(vb)) or np.any(vb < 0):
+                raise InvalidInputError(
+                    f"violation_budget must be a number >= 0 or one per constraint, got {violation_budget!r}."
+                )
+            self.violation_budget = vb.tolist()
+        self.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
+        self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
+        self.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
+        self.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
+        self.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
+        self.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+        self.decision_timeout = check_scalar(decision_timeout, "decision_timeout", low=0.0)
+        try:
+            self.policy_params = loads(dumps(policy_params))
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"policy parameters must be numbers, strings, lists or dicts: {exc}"
+            ) from None
+        self._check_policy()
+        self._intersection = optuna.search_space.IntersectionSearchSpace()
+        self._lock = threading.Lock()
+        self._records: dict[int, dict[str, Any]] = {}
+        self._warned: set[str] = set()
+
+    # --------------------------------------------------------------------------- construction
+    def _make_policy(self, m: int, horizon: int):
+        try:
+            return self._policy_cls(m, horizon, **self.policy_params)
+        except TypeError as exc:
+            raise InvalidInputError(f"policy {self.policy_name!r}: {exc}.") from None
+
+    def _check_policy(self) -> None:
+        """Build the policy now (its constants are checked) and refuse a horizon-dependent one without
+        ``n_trials``."""
+        lists = [v for v in [*self.policy_params.values(), self.violation_budget] if isinstance(v, list)]
+        m = max([len(v) for v in lists], default=1)
+        short, long = _numbers(self._make_policy(m, 10)), _numbers(self._make_policy(m, 10_000))
+        # a constant that differs, but not a mere copy of the horizon (the primal-dual's epoch length)
+        self._needs_horizon = any(
+            short[k] != long[k] and (short[k], long[k]) != (repr(10.0), repr(10_000.0)) for k in short
+        )
+        if self.n_trials is None and self._needs_horizon:
+            raise InvalidInputError(
+                f"policy {self.policy_name!r} sets constants from the number of rounds; pass n_trials= "
+                "(the trials the study will run)."
+            )
+
+    def __repr__(self) -> str:
+        return f"CKBSampler(policy={self.policy_name!r}, seed={self.seed}, n_trials={self.n_trials})"
+
+    def reseed_rng(self) -> None:
+        """Nothing to reseed: the policy's generator lives in the study's records, the rest is seeded."""
+
+    # ------------------------------------------------------------------------------ Optuna API
+    def infer_relative_search_space(self, study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        _single_objective(study)
+        space = {}
+        for name, dist in self._intersection.calculate(study).items():
+            if dist.single():
+                continue
+            if isinstance(dist, CategoricalDistribution):
+                if self.categorical == "error":
+                    raise _categorical_error(name, dist)
+                continue
+            space[name] = dist
+        return dict(sorted(space.items()))
+
+    def sample_independent(self, study, trial: FrozenTrial, param_name: str, param_distribution) -> Any:
+        if isinstance(param_distribution, CategoricalDistribution) and self.categorical == "error":
+            raise _categorical_error(param_name, param_distribution)
+        if (
+            not isinstance(param_distribution, CategoricalDistribution)
+            and param_name not in self._warned
+            and not trial.system_attrs.get("fixed_params")
+            and any(t.state == TrialState.COMPLETE for t in study._get_trials(deepcopy=False, use_cache=True))
+        ):
+            self._warned.add(param_name)
+            _logger.warning(
+                f"CKBSampler draws parameter {param_name!r} of trial {trial.number} uniformly at random: "
+                "it is not in every completed trial (dynamic search space), so the model does not cover it."
+            )
+        key = zlib.crc32(param_name.encode())
+        return _independent_value(param_distribution, np.random.default_rng([self.seed, trial.number, key]))
+
+    def sample_relative(self, study, trial: FrozenTrial, search_space) -> dict[str, Any]:
+        if not search_space:
+            return {}
+        _single_objective(study)
+        space = _Space(search_space)
+        fixed = trial.system_attrs.get("fixed_params") or {}
+        if any(n in fixed for n in space.names):
+            return {}  # enqueued values are not the policy's decision
+        n_startup = self._n_startup(space.d)
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        has_data = any(t.state == TrialState.COMPLETE and space.to_unit(t.params) is not None for t in trials)
+        if trial.number < n_startup or not has_data:
+            return space.from_unit(self._design(space.d)(trial.number))
+        return self._decide(study, trial, space)
+
+    def after_trial(self, study, trial: FrozenTrial, state: TrialState, values) -> None:
+        if self._constraints_func is not None:
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
+
+    # ---------------------------------------------------------------------------- the decision
+    def _n_startup(self, d: int) -> int:
+        return 2 * d + 2 if self.n_startup_trials is None else self.n_startup_trials
+
+    def _design(self, d: int):
+        def point(n: int) -> np.ndarray:
+            return initial_design(np.zeros(d), np.ones(d), n + 1, self.seed)[n]
+
+        return point
+
+    def _spec(self, m: int, n_startup: int, minimize: bool) -> dict[str, Any]:
+        return {
+            "version": _VERSION,
+            "policy": self.policy_name,
+            "policy_params": self.policy_params,
+            "seed": self.seed,
+            "n_startup_trials": n_startup,
+            "n_trials": self.n_trials if self._needs_horizon else None,
+            "violation_budget": self.violation_budget,
+            "m": m,
+            "minimize": minimize,
+        }
+
+    def _horizon(self, n_startup: int) -> int:
+        return max(1, (self.n_trials if self.n_trials is not None else n_startup + 1) - n_startup)
+
+    def _initial_state(self, m: int, n_startup: int, number: int = 0) -> dict[str, Any]:
+        """The state before the first decision (trial ``number``): the generator seeded by ``seed`` and
+        advanced by one draw per earlier trial, as ckb.Optimizer's advances once per ask."""
+        rng = np.random.default_rng(self.seed)
+        for _ in range(number):
+            rng.integers(2**63 - 1)
+        return {
+            "policy": self._make_policy(m, self._horizon(n_startup)).state_dict(),
+            "rng": rng.bit_generator.state,
+            "models": None,
+        }
+
+    def _decide(self, study, trial: FrozenTrial, space: _Space) -> dict[str, Any]:
+        with self._lock, self._turn(study, trial) as ticket:
+            storage = study._storage
+            trials = storage.get_all_trials(study._study_id, deepcopy=False)  # everything before our turn
+            minimize = study.direction == StudyDirection.MINIMIZE
+            n_startup = self._n_startup(space.d)
+            data = _Data(trials, space, minimize, trial.number, self._design(space.d), n_startup)
+            if data.m == 0:
+                raise InvalidInputError(
+                    "no complete trial has constraint values; pass constraints_func= (values <= 0 feasible) "
+                    "or call trial.set_constraint(name, value) in the objective."
+                )
+            if self.violation_budget is not None and len(self.violation_budget) not in (1, data.m):
+                raise InvalidInputError(
+                    f"violation_budget has {len(self.violation_budget)} values but the trials have "
+                    f"{data.m} constraint(s); give one number, or one per constraint."
+                )
+            self._check_spec(study, data.m, n_startup, minimize)
+            chain = _chain(trials, self._records)
+            start = time.perf_counter()
+            policy, rng, models_state = self._restore(
+                chain[-1]["state"] if chain else self._initial_state(data.m, n_startup, trial.number),
+                data.m,
+                n_startup,
+            )
+            folded = self._fold(policy, chain, data)
+            x, info, models_state = self._next(
+                policy, rng, models_state, data, space, trial.number, n_startup
+            )
+            info["seconds"] = time.perf_counter() - start
+            params = space.from_unit(x)
+            record = {
+                "version": _VERSION,
+                "ticket": ticket,
+                "prev": chain[-1]["number"] if chain else None,
+                "folded": folded,
+                "x": space.to_unit(params),
+                "params": params,
+                "info": info,
+                "pid": os.getpid(),
+                "state": {
+                    "policy": policy.state_dict(),
+                    "rng": rng.bit_generator.state,
+                    "models": models_state,
+                },
+            }
+            storage.set_trial_system_attr(trial._trial_id, RECORD_KEY, dumps(record))
+        return params
+
+    def _check_spec(self, study, m: int, n_startup: int, minimize: bool) -> None:
+        ours = self._spec(m, n_startup, minimize)
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        if SPEC_KEY not in attrs:
+            study._storage.set_study_system_attr(study._study_id, SPEC_KEY, dumps(ours))
+            return
+        stored = loads(attrs[SPEC_KEY])
+        for key, value in ours.items():
+            if dumps(stored.get(key)) != dumps(value):
+                raise InvalidInputError(
+                    f"study {study.study_name!r} was run by CKBSampler with {key}={stored.get(key)!r}; this "
+                    f"sampler has {key}={value!r}. Resume it with the same settings, or use a new study."
+                )
+
+    def _restore(self, state: dict[str, Any], m: int, n_startup: int):
+        policy = self._make_policy(m, self._horizon(n_startup))
+        policy.load_state_dict(state["policy"])
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state["rng"]
+        return policy, rng, state.get("models")
+
+    def _fold(self, policy, chain: list[dict[str, Any]], data: _Data) -> list[int]:
+        """Tell-time updates of the chain's complete, not yet folded decisions, in completion order."""
+        done = {k for rec in chain for k in rec["folded"]}
+        mine = {rec["number"] for rec in chain}
+        todo = [(t, y, c) for t, _, y, c in data.complete if t.number in mine and t.number not in done]
+        todo.sort(key=lambda row: _completion_key(row[0]))
+        for t, y, c in todo:
+            s = data.scales_at(t.number)
+            u = -y if data.minimize else y
+            policy.observe((u - s["y_mean"]) / s["y_sd"], c / s["c_rms"])
+        return [t.number for t, _, _ in todo]
+
+    def _next(self, policy, rng, models_state, data: _Data, space: _Space, number: int, n_startup: int):
+        """One decision, as :meth:`ckb.Optimizer._next` makes it (units, fits, fantasies, maximizer)."""
+        import torch
+
+        from ckb.optimizer.acquisition import Maximizer
+        from ckb.optimizer.models import Models
+        from ckb.optimizer.policies import Decision
+
+        with _torch_threads(self.torch_threads), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(rng.integers(2**63 - 1)))
+            y_p, c_p, scales = policy_units(data.y, data.c, data.minimize, data.m)
+            targets = policy.targets(y_p, c_p)
+            names, tag, n = list(targets), policy.model_tag(), len(data.y)
+            st = models_state
+            same = st is not None and st["names"] == names and st.get("space") == space.names
+            refit = not same or st["tag"] != tag or n - int(st["n_fit"]) >= self.refit_every
+            models = Models(data.X, targets, st["hyper"] if same else None, fit=refit)
+            if refit:
+                models_state = {
+                    "names": names,
+                    "tag": tag,
+                    "n_fit": n,
+                    "hyper": models.hyper,
+                    "space": space.names,
+                }
+            fit_ok = models.fit_ok
+            conditioned = models.condition(data.busy) if len(data.busy) else models
+            maxi = Maximizer(
+                space.d,
+                rng,
+                candidates=None,
+                num_restarts=self.num_restarts,
+                raw_samples=self.raw_samples,
+                maxiter=self.maxiter,
+            )
+            sep = None
+            if self.batch_separation > 0 and len(data.pending):
+                sep = self.batch_separation * models.lengthscales().min(axis=0)
+            rms = np.asarray(scales["c_rms"], dtype=float)
+            left = None
+            if self.violation_budget is not None:  # spent by the evaluations after the design
+                after = np.array([k >= n_startup for k in data.numbers], dtype=bool)
+                spent = np.maximum(data.c[after], 0.0).sum(axis=0)
+                left = np.maximum(np.broadcast_to(self.violation_budget, (data.m,)) - spent, 0.0)
+            rounds_left = 0 if self.n_trials is None else max(0, self.n_trials - number - 1)
+            u, internals = policy.decide(
+                Decision(
+                    conditioned,
+                    lambda fn: maxi(fn, exclude=data.pending, separation=sep),
+                    rng,
+                    y_p,
+                    c_p,
+                    violation_left=left,
+                    c_to_raw=lambda v: _times(v, rms),
+                    rounds_left=rounds_left,
+                )
+            )
+        info = {
+            "source": "policy",
+            "round": int(policy.t),
+            "pending": len(data.pending),
+            **{k: float(v) for k, v in internals.items()},
+        }
+        if not fit_ok:
+            info["fit_failed"] = 1.0
+        return np.clip(np.asarray(u, dtype=float), 0.0, 1.0), info, models_state
+
+    # --------------------------------------------------------------------------------- turns
+    @contextmanager
+    def _turn(self, study, trial: FrozenTrial):
+        """Lamport's bakery over trial attributes: wait until this trial's ticket is the smallest live one;
+        yields the ticket. The record (written in the block) or a release mark ends the turn."""
+        storage, tid = study._storage, trial._trial_id
+        me = {"pid": os.getpid(), "host": _HOST, "token": _start_token(os.getpid())}
+        storage.set_trial_system_attr(tid, CLAIM_KEY, {**me, "choosing": True, "ticket": None})
+        released = False
+        try:
+            trials = storage.get_all_trials(study._study_id, deepcopy=False)
+            tickets = [
+                int(t.system_attrs[CLAIM_KEY].get("ticket") or 0)
+                for t in trials
+                if CLAIM_KEY in t.system_attrs
+            ]
+            ticket = 1 + max(tickets, default=0)
+            storage.set_trial_system_attr(tid, CLAIM_KEY, {**me, "choosing": False, "ticket": ticket})
+            self._wait(study, trial.number, ticket)
+            yield ticket
+            released = True  # the record is written
+        finally:
+            if not released:
+                try:
+                    storage.set_trial_system_attr(tid, RELEASED_KEY, "no decision (an error or an interrupt)")
+                except Exception:  # pragma: no cover - the trial was finished meanwhile: nobody waits for it
+                    pass
+
+    def _wait(self, study, number: int, ticket: int) -> None:
+        mine = (ticket, number)
+        poll, since, blocker = 0.002, time.monotonic(), None
+        while True:
+            running = study._storage.get_all_trials(
+                study._study_id, deepcopy=False, states=(TrialState.RUNNING,)
+            )
+            ahead = None
+            for t in running:
+                if t.number == number:
+                    continue
+                claim = _active_claim(t)
+                if claim is not None and (claim["choosing"] or (int(claim["ticket"]), t.number) < mine):
+                    ahead = (t.number, claim)
+                    break
+            if ahead is None:
+                return
+            if blocker is None or ahead[0] != blocker:
+                blocker, since = ahead[0], time.monotonic()
+            elif time.monotonic() - since > self.decision_timeout:
+                claim = ahead[1]
+                raise DecisionTimeoutError(
+                    f"trial {number} waited {self.decision_timeout:g} s for trial {blocker}'s decision (pid "
+                    f"{claim['pid']} on host {claim['host']}); if that process is gone, fail its trial "
+                    "(optuna.storages.fail_stale_trials with a heartbeat, or study.tell(n, state=FAIL))."
+                )
+            time.sleep(poll)
+            poll = min(2 * poll, _MAX_POLL)
+
+    # ------------------------------------------------------------------------------- reports
+    def decisions(self, study) -> list[dict[str, Any]]:
+        """The policy's decisions in chain order: ``number``, ``ticket``, ``prev``, ``folded`` (the
+        results folded in before it), ``params``, ``x`` (in the unit cube), ``info`` (round, the policy's internals, seconds),
+        ``pid`` (the process that decided)."""
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        keys = ("number", "ticket", "prev", "folded", "params", "x", "info", "pid")
+        return [{k: rec[k] for k in keys} for rec in _chain(trials, self._records)]
+
+    def policy_state(self, study) -> dict[str, Any] | None:
+        """The policy's state after the last decision and every result told since (what the next decision
+        starts from), without writing anything: ``policy``, ``decisions``, ``observed`` (results folded),
+        ``state`` (its ``state_dict``) and ``internals``. None before the first decision."""
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        if SPEC_KEY not in attrs:
+            return None
+        spec = loads(attrs[SPEC_KEY])
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        chain = _chain(trials, self._records)
+        space = _Space(self.infer_relative_search_space(study, trials[-1]))
+        minimize = study.direction == StudyDirection.MINIMIZE
+        m, n_startup = int(spec["m"]), int(spec["n_startup_trials"])
+        data = _Data(trials, space, minimize, -1, self._design(space.d), n_startup)
+        policy, _, _ = self._restore(
+            chain[-1]["state"] if chain else self._initial_state(m, n_startup), m, n_startup
+        )
+        late = self._fold(policy, chain, data)
+        return {
+            "policy": self.policy_name,
+            "decisions": len(chain),
+            "observed": sum(len(r["folded"]) for r in chain) + len(late),
+            "state": policy.state_dict(),
+            "internals": policy.internals(),
+        }
+
+
+def _numbers(policy) -> dict[str, str]:
+    """The numeric attributes of a policy and its rule (but the horizon itself), for comparison."""
+    out = {}
+    objects = [("", policy)] + ([("rule.", policy.__dict__["rule"])] if "rule" in policy.__dict__ else [])
+    for prefix, obj in objects:
+        for k, v in vars(obj).items():
+            if k == "horizon":
+                continue
+            if isinstance(v, (bool, int, float, np.integer, np.floating)):
+                out[prefix + k] = repr(float(v))
+            elif isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
+                out[prefix + k] = repr(v.astype(float).tolist())
+    return out
+
+
+def _times(v, rms: np.ndarray):
+    """Policy-unit constraint values (numpy or torch, last axis m) back in the constraints' own units."""
+    if isinstance(v, np.ndarray):
+        return v * rms
+    import torch
+
+    return v * torch.as_tensor(rms, dtype=v.dtype)
+
+
+def _single_objective(study) -> None:
+    if len(study.directions) != 1:
+        raise InvalidInputError(
+            f"CKBSampler optimizes one objective; study {study.study_name!r} has {len(study.directions)}."
+        )
+
+
+def _categorical_error(name: str, dist: CategoricalDistribution) -> InvalidInputError:
+    return InvalidInputError(
+        f"CKBSampler models float and int parameters; {name!r} is categorical {list(dist.choices)!r}: encode "
+        "it as an int parameter, or pass categorical='independent' to draw it at random outside the model."
+    )
+
+
+@contextmanager
+def _torch_threads(n: int):
+    import torch
+
+    old = torch.get_num_threads()
+    if old != n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if old != n:
+            torch.set_num_threads(old)
+
+
+# ------------------------------------------------------------------------------------------ demo
+def _demo_objective(trial) -> float:
+    """Gardner et al. (2014)'s problem 1, the README's example: minimum -2 at (3 pi / 2, 0)."""
+    x0 = trial.suggest_float("x0", 0.0, 6.0)
+    x1 = trial.suggest_float("x1", 0.0, 6.0)
+    trial.set_user_attr("g", [math.cos(x0) * math.cos(x1) - math.sin(x0) * math.sin(x1) - 0.5])
+    return math.cos(2 * x0) * math.cos(x1) + math.sin(x0)
+
+
+def _demo_constraints(trial) -> list[float]:
+    return trial.user_attrs["g"]
+
+
+def demo(
+    n_trials: int = 30, storage: str | None = None, policy: str | None = None, seed: int = 0, n_jobs: int = 1
+):
+    """Run the constrained demo study (Gardner's problem 1) and return it."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = CKBSampler(policy=policy, constraints_func=_demo_constraints, seed=seed, n_trials=n_trials)
+    study = optuna.create_study(
+        sampler=sampler, storage=storage, study_name="ckb-demo", load_if_exists=True, direction="minimize"
+    )
+    left = n_trials - len(study.trials)
+    if left > 0:
+        study.optimize(_demo_objective, n_trials=left, n_jobs=n_jobs)
+    return study
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m ckb.integrations.optuna", description="CKBSampler: ckb's policies in Optuna."
+    )
+    ap.add_argument("--demo", action="store_true", help="run a constrained Optuna study end to end")
+    ap.add_argument("--trials", type=int, default=30, help="trials of the demo study (default 30)")
+    ap.add_argument("--storage", default=None, help="an Optuna storage URL, e.g. sqlite:///demo.db (resumes)")
+    ap.add_argument("--policy", default=None, help="an optimizer policy (default: the best-feasible goal's)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="Optuna's n_jobs")
+    args = ap.parse_args(argv)
+    if not args.demo:
+        ap.print_help()
+        return 2
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            study = demo(args.trials, args.storage, args.policy, args.seed, args.jobs)
+    except CKBError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    feasible = [t for t in done if all(v <= 0 for v in t.user_attrs["g"])]
+    sampler = study.sampler
+    state = sampler.policy_state(study) if isinstance(sampler, CKBSampler) else None
+    print(
+        f"Gardner's problem 1 (min cos(2 x0) cos(x1) + sin(x0) s.t. cos(x0 + x1) <= 0.5 on [0, 6]^2; "
+        f"optimum -2 at (4.712, 0)), policy {sampler.policy_name!r}, {len(done)} trials "
+        f"in {time.perf_counter() - start:.0f} s:"
+    )
+    if feasible:
+        best = min(feasible, key=lambda t: t.value)
+        print(
+            f"  best feasible: trial {best.number}, f = {best.value:.4f} at "
+            f"({best.params['x0']:.3f}, {best.params['x1']:.3f})"
+        )
+    else:
+        print("  no feasible trial")
+    print(f"  violating trials: {len(done) - len(feasible)} of {len(done)}")
+    if state is not None:
+        print(f"  policy decisions: {state['decisions']}, results folded into its state: {state['observed']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
