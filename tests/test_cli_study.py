@@ -21,7 +21,9 @@ runner = CliRunner()
 def study(tmp_path):
     """A study of 6 design points: 4 complete (2 violating), 1 failed, 1 pending; plus a bare storage study."""
     path = tmp_path / "s.db"
-    opt = ckb.Optimizer([0, 0], [1, 1], m=2, budget=10, n_init=6, storage=path, study_name="pump")
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], m=2, policy="ckb-ucb", budget=10, n_init=6, storage=path, study_name="pump"
+    )
     X = opt.ask(6)
     vals = [(1.0, [0.5, -1.0]), (3.0, [-0.1, 0.0]), (5.0, [2.0, 0.25]), (2.0, [-1.0, -1.0])]
     for x, (y, g) in zip(X, vals):
@@ -55,10 +57,29 @@ def test_show_prints_the_trials_and_writes_the_plot(study, tmp_path):
         "4 evaluations, 2 violating, violation 1.4, positive violation 2.51247, best feasible 3" in res.output
     )
     assert "crashed, disk full" in res.output and "pending" in res.output
+    assert "numerics: 0 fit warning(s), 0 acquisition warning(s), 0 failed fit(s)" in res.output
     assert f"plot: {out}" in res.output and out.stat().st_size > 1000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     res = runner.invoke(study_app, ["show", str(path), "raw"])  # default plot path beside the file
     assert res.exit_code == 0 and (path.parent / "s-raw.png").exists()
+
+
+def test_show_prints_the_violation_budget_and_the_numerics(tmp_path):
+    path = tmp_path / "s.db"
+    spec = {"kind": "ckb.Optimizer", "lower": [0.0], "upper": [1.0], "m": 2, "violation_budget": [1.0, 0.5]}
+    num = {"fit_warnings": 2, "acq_warnings": 1, "fit_failed": 1, "messages": ["NumericalWarning: jitter"]}
+    with StudyStorage(path) as s:
+        s.create_study("tuned", spec)
+        s.tell("tuned", s.ask("tuned", [0.5], {"source": "init"}), 1.0, [3.0, 3.0])  # the design: not charged
+        s.tell("tuned", s.ask("tuned", [0.2], {"source": "policy", "numerics": num}), 1.0, [0.25, 1.0])
+    res = runner.invoke(study_app, ["show", str(path), "tuned"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "violation budget [1, 0.5]: spent [0.25, 1], left [0.75, 0]" in flat
+    assert (
+        "numerics: 2 fit warning(s), 1 acquisition warning(s), 1 failed fit(s); first: NumericalWarning: jitter"
+        in flat
+    )
 
 
 def test_export_writes_exact_values(study, tmp_path):

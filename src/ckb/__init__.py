@@ -15,6 +15,10 @@ def __getattr__(name: str) -> Any:
         from ckb.optimizer.study import BudgetExhaustedError
 
         return BudgetExhaustedError
+    if name == "NumericsError":  # what ``ask`` raises with ``strict_numerics=True``
+        from ckb.optimizer.models import NumericsError
+
+        return NumericsError
     if name == "optimizer":  # ``ckb.optimizer.initial_design`` after a bare ``import ckb``
         import importlib
 

@@ -1,7 +1,10 @@
 """``ckb study list|show|export``: inspect a SQLite study file written by :class:`ckb.Optimizer`.
 
 ``list FILE``: every study with its policy, dimensions, trial counts and best feasible value.
-``show FILE NAME``: a table of the trials and a PNG plot of the best feasible value and the violation
+``show FILE NAME``: a table of the trials, a summary (evaluations, violations, best feasible value, the
+violation budget and what is left of it, and the numerical trouble of the fits and acquisition
+maximizations: warnings counted per trial by :class:`ckb.Optimizer`, failed fits, the first messages)
+and a PNG plot of the best feasible value and the violation
 (:mod:`ckb.violation`: soft ``violation`` and ``positive_violation``, on the observed values) against
 evaluations (``--plot PATH``; default ``FILE-NAME.png`` beside the file, the name's characters other
 than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``, so a name such as ``a/b`` stays one file).
@@ -206,12 +209,36 @@ def show_cmd(
     best = curves["best"][-1] if n else math.nan
     summary += "" if math.isnan(best) else f", best feasible {best:.6g}"
     _out().print(summary, soft_wrap=True, highlight=False)
+    for line in _extra_summary(spec, trials):
+        _out().print(line, soft_wrap=True, highlight=False, markup=False)
     out = plot if plot is not None else _plot_name(file, name)
     try:
         _plot(curves, name, spec, out)
     except OSError as exc:
         _fail(DataFileError(f"could not write the plot {str(out)!r}: {exc}"))
     _out().print(f"plot: {out}", soft_wrap=True, highlight=False)
+
+
+def _extra_summary(spec: dict[str, Any], trials: list[dict]) -> list[str]:
+    """The violation budget (spent and left, per constraint) and the numerics totals of a study."""
+    from ckb.optimizer.study import numerics_totals, violation_spent
+
+    lines = []
+    budget = spec.get("violation_budget")
+    if budget is not None:
+        spent = violation_spent(trials, int(spec["m"]))
+        left = np.maximum(np.asarray(budget, dtype=float) - spent, 0.0)
+        fmt = lambda v: "[" + ", ".join(f"{x:.4g}" for x in v) + "]"
+        lines.append(f"violation budget {fmt(budget)}: spent {fmt(spent)}, left {fmt(left)}")
+    num = numerics_totals(trials)
+    line = (
+        f"numerics: {num['fit_warnings']} fit warning(s), {num['acq_warnings']} acquisition warning(s), "
+        f"{num['fit_failed']} failed fit(s)"
+    )
+    if num["messages"]:
+        line += "; first: " + " | ".join(num["messages"][:3])
+    lines.append(line)
+    return lines
 
 
 def _plot(curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: Path) -> None:

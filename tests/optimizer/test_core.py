@@ -25,7 +25,7 @@ def run(opt, n):
 
 
 def test_ask_tell_starts_with_the_shared_sobol_design_and_records_everything():
-    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, seed=5, **FAST)
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="ckb-ucb", budget=8, seed=5, **FAST)
     run(opt, 8)
     h = opt.history()
     design = initial_design([0, 0], [1, 1], 6, seed=5)  # n_init = 2 d + 2
@@ -39,7 +39,7 @@ def test_ask_tell_starts_with_the_shared_sobol_design_and_records_everything():
 
 
 def test_best_feasible_and_metrics_count_observed_violations():
-    opt = ckb.Optimizer([0, 0], [1, 1], m=2, budget=10, n_init=4, **FAST)
+    opt = ckb.Optimizer([0, 0], [1, 1], m=2, policy="ckb-ucb", budget=10, n_init=4, **FAST)
     X = opt.ask(4)
     vals = [(1.0, [0.5, -1.0]), (3.0, [-0.1, 0.0]), (5.0, [2.0, 0.25]), (2.0, [-1.0, -1.0])]
     for x, (y, g) in zip(X, vals):
@@ -279,13 +279,15 @@ def test_bad_options_fail_before_anything_is_stored(tmp_path, kwargs, err, match
 
 def test_resuming_with_other_options_or_a_missing_study_is_a_clear_error(tmp_path):
     path = tmp_path / "s.db"
-    opt = ckb.Optimizer([0, 0], [1, 1], budget=6, n_init=2, storage=path, study_name="pump", **FAST)
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], policy="ckb-ucb", budget=6, n_init=2, storage=path, study_name="pump", **FAST
+    )
     run(opt, 2)
     before = _snapshot(opt)
     with pytest.raises(
         InvalidInputError, match=r"created with budget = 6, but this Optimizer was given budget = 9"
     ):
-        ckb.Optimizer([0, 0], [1, 1], budget=9, n_init=2, storage=path, study_name="pump")
+        ckb.Optimizer([0, 0], [1, 1], policy="ckb-ucb", budget=9, n_init=2, storage=path, study_name="pump")
     with pytest.raises(InvalidInputError, match="created with policy = 'ckb-ucb'.*'cei'"):
         ckb.Optimizer([0, 0], [1, 1], budget=6, n_init=2, policy="cei", storage=path, study_name="pump")
     with pytest.raises(StudyNotFoundError, match="no study named 'pmup'.*Did you mean 'pump'"):
@@ -314,7 +316,7 @@ def test_missing_botorch_is_a_clear_error(monkeypatch):
         importlib.util, "find_spec", lambda name, *a: None if name == "botorch" else real(name, *a)
     )
     with pytest.raises(
-        BotorchNotInstalledError, match=r"botorch is not installed.*pip install 'ckb\[botorch\]'"
+        BotorchNotInstalledError, match=r"botorch is not installed.*pip install -e '\.\[botorch\]'"
     ):
         ckb.Optimizer([0.0], [1.0])
 

@@ -130,3 +130,43 @@ def test_lengthscales_are_the_kernels_per_target(models):
     for j in range(models.k):
         ref = models.model.covar_module.lengthscale.detach().numpy()[j].reshape(-1)
         np.testing.assert_array_equal(ls[j], ref)
+
+
+def test_a_noise_floor_bounds_the_fitted_noise_and_survives_conditioning(data):
+    X, targets = data
+    low = Models(X, targets, noise_floor=1e-6)
+    for m in (low, low.condition(np.array([[0.5, 0.5]]))):
+        lik = m.model.likelihood
+        assert lik.noise_covar.raw_noise_constraint.lower_bound.item() == pytest.approx(1e-6)
+        assert torch.all(lik.noise >= 1e-6)
+    default = Models(X, targets)
+    assert default.model.likelihood.noise_covar.raw_noise_constraint.lower_bound.item() == pytest.approx(1e-4)
+    assert set(low.hyper) == set(default.hyper)
+
+
+def test_huge_targets_are_standardized_without_overflow():
+    from ckb.optimizer.models import _mean_sd
+
+    V = np.array([[1e300, 1.0], [-1e300, 2.0], [1.7e308, 3.0]])
+    mean, sd = _mean_sd(V)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(sd)) and sd[0] > 1e300
+    assert mean[1] == 2.0 and sd[1] == 1.0  # the plain formulas where they do not overflow
+
+
+def test_a_failed_fit_is_reported_and_keeps_the_previous_hyperparameters(data, monkeypatch, models):
+    import botorch.fit
+    from botorch.exceptions import ModelFittingError
+
+    X, targets = data
+
+    def fails(mll, **kw):
+        raise ModelFittingError("All attempts to fit the model have failed.")
+
+    monkeypatch.setattr(botorch.fit, "fit_gpytorch_mll", fails)
+    again = Models(X, targets, hyper=models.hyper)
+    assert not again.fit_ok and len(again.failures) == 2
+    assert (
+        again.failures[0] == "fit of f failed: ModelFittingError: All attempts to fit the model have failed."
+    )
+    for k, v in models.hyper.items():
+        np.testing.assert_array_equal(again.hyper[k], v)

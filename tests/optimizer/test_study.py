@@ -150,3 +150,75 @@ def test_resuming_checks_the_identity_and_a_study_without_state_is_a_clear_error
     study = _open(path)
     with pytest.raises(StudyFileError, match="study 's' in .* has no stored optimizer state"):
         study.latest_state()
+
+
+def _tell_with_info(study, x, y, g, info):
+    def decide(step):
+        number = step.ask(np.asarray(x, dtype=float), info)
+        step.tell(number, y, np.asarray(g, dtype=float))
+        step.new_state = {"n": step.state["n"] + 1}
+        return number
+
+    return study.transact(decide)
+
+
+def test_the_violation_budget_is_charged_after_the_design_only(tmp_path):
+    study = _open(tmp_path / "s.db", budget=10, violation_budget=[1.0, 0.25])
+    _tell_with_info(study, [0.1, 0.1], 1.0, [4.0, 4.0], {"source": "init", "design_index": 0})
+    _tell_with_info(study, [0.2, 0.1], 1.0, [0.5, -1.0], {"source": "policy"})
+    _tell_with_info(study, [0.3, 0.1], 1.0, [-2.0, 0.5], {"source": "user"})
+    _tell_with_info(study, [0.4, 0.1], 1.0, [0.25, 0.0], None)  # no info: a user's point
+    _ask_tell(study, [0.5, 0.1])  # pending: nothing
+    met = study.metrics()
+    # hand-computed: [0.5 + 0 + 0.25, 0 + 0.5 + 0]; left [1 - 0.75, max(0.25 - 0.5, 0)]
+    assert met["violation_spent"] == [0.75, 0.5]
+    assert met["violation_budget"] == [1.0, 0.25] and met["violation_budget_left"] == [0.25, 0.0]
+    assert _open(tmp_path / "t.db").metrics()["violation_budget_left"] is None
+
+
+def test_numerics_totals_add_the_trials_records(tmp_path):
+    study = _open(tmp_path / "s.db", budget=10)
+    num = {"fit_warnings": 2, "acq_warnings": 1, "fit_failed": 0, "messages": ["RuntimeWarning: a", "W: b"]}
+    _tell_with_info(study, [0.1, 0.1], 1.0, [0.0, 0.0], {"source": "policy", "numerics": num})
+    num2 = {"fit_warnings": 0, "acq_warnings": 3, "fit_failed": 1, "messages": ["W: b", "W: c"]}
+    _tell_with_info(study, [0.2, 0.1], 1.0, [0.0, 0.0], {"source": "policy", "numerics": num2})
+    _tell_with_info(
+        study, [0.3, 0.1], 1.0, [0.0, 0.0], {"source": "policy", "fit_failed": 1.0}
+    )  # older files
+    assert study.metrics()["numerics"] == {
+        "fit_warnings": 2,
+        "acq_warnings": 4,
+        "fit_failed": 2,
+        "messages": ["RuntimeWarning: a", "W: b", "W: c"],
+    }
+
+
+def test_huge_violations_do_not_overflow_the_metrics(tmp_path):
+    study = _open(tmp_path / "s.db", budget=10)
+    _ask_tell(study, [0.1, 0.1], 1.0, [1e300, 1e300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        met = study.metrics()
+    assert met["positive_violation"] == pytest.approx(np.sqrt(2) * 1e300)
+    assert met["violation"] == pytest.approx(np.sqrt(2) * 1e300)
+
+
+def test_an_option_a_stored_study_predates_takes_its_default(tmp_path):
+    path = tmp_path / "s.db"
+    _open(path).close()  # SPEC has no "goal"
+    ident = (*IDENTITY, "goal")
+    Study.open(
+        path,
+        "s",
+        {**SPEC, "goal": "best-feasible"},
+        lambda: {"n": 0},
+        ident,
+        defaults={"goal": "best-feasible"},
+    )
+    with pytest.raises(
+        InvalidInputError,
+        match="created with goal = 'best-feasible', but this Optimizer was given goal = 'x'",
+    ):
+        Study.open(
+            path, "s", {**SPEC, "goal": "x"}, lambda: {"n": 0}, ident, defaults={"goal": "best-feasible"}
+        )

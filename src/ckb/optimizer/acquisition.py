@@ -141,20 +141,18 @@ class Maximizer:
         from ckb.rules.botorch import ScoreAcquisition
 
         bounds = torch.stack([torch.zeros(self.d), torch.ones(self.d)]).to(torch.float64)
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X, vals = optimize_acqf(
-                ScoreAcquisition(score),
-                bounds=bounds,
-                q=1,
-                num_restarts=self.num_restarts,
-                raw_samples=self.raw_samples,
-                options={"seed": seed, "maxiter": self.maxiter},
-                return_best_only=False,
-                retry_on_optimization_warning=False,  # a kinked score (clip, rectifier) need not converge
-            )
+        # warnings (a restart that did not converge, bad initial candidates) are not suppressed:
+        # ckb.Optimizer counts them per trial (ckb.optimizer.models.capture_warnings)
+        X, vals = optimize_acqf(
+            ScoreAcquisition(score),
+            bounds=bounds,
+            q=1,
+            num_restarts=self.num_restarts,
+            raw_samples=self.raw_samples,
+            options={"seed": seed, "maxiter": self.maxiter},
+            return_best_only=False,
+            retry_on_optimization_warning=False,  # a kinked score (clip, rectifier) need not converge
+        )
         X = X.detach().reshape(-1, self.d).clamp(0.0, 1.0).numpy()
         vals = vals.detach().reshape(-1).numpy()
         if np.any(np.isnan(vals)):

@@ -2,24 +2,73 @@ r"""``ckb.Optimizer``: ask/tell constrained Bayesian optimization over a box, pe
 
 ::
 
-    opt = ckb.Optimizer(lower, upper, m=1, policy="ckb-ucb", budget=60, storage="study.db", study_name="pump")
+    opt = ckb.Optimizer(lower, upper, m=1, budget=60, storage="study.db", study_name="pump",
+                        goal="best-feasible", violation_budget=[0.5], exact=True)
     x = opt.ask()                       # (d,) in original units
     opt.tell(x, objective, [g1])        # feasible where g <= 0
     opt.tell(x2, failed=True, note="simulator crashed")
     opt.best_feasible(); opt.metrics(); opt.history()
 
-**Steps.** The first ``n_init`` (default ``2d + 2``) asks are the scrambled Sobol design
-(:func:`ckb.optimizer.initial_design`, the same for every policy and seed); later asks come from the policy
-(:mod:`ckb.optimizer.policies`), as do further Sobol points while no evaluation has completed. An ask
-(a) reads the complete observations, (b) converts them to policy units (objective in the maximization
-sense and standardized; each constraint divided by the root mean square of its observed values, so 0
-stays the threshold), (c) fits the GPs (:mod:`ckb.optimizer.models`; hyperparameters refitted when
-``refit_every`` new results arrived since the last fit, or when the policy's targets changed meaning,
-else reused), (d) conditions them on every pending and failed point (posterior-mean fantasies: the next
-points move away from those; a failed point carries no value), (e) lets the policy decide (multi-start
-gradient ascent of its score over the unit cube, or enumeration of ``candidates``) and make its ask-time
-updates. ``ask(k)`` repeats (d)-(e) k times, each pick conditioning the next, so the k points differ. A
-tell records the result and, for a point the policy chose, makes the policy's tell-time updates.
+**Steps.** The first ``n_init`` asks return the initial design: the user's (``initial_design=``, an
+array or a callable ``f(n_init, rng)``) or the scrambled Sobol design (:func:`ckb.optimizer.initial_design`,
+``2d + 2`` points, the same for every policy and seed); later asks come from the policy
+(:mod:`ckb.optimizer.policies`; by default the one of the ``goal``), as do further Sobol points while no
+evaluation has completed. An ask (a) reads the complete observations, (b) converts them to policy units
+(:class:`~ckb.optimizer.models.OutcomeUnits`, below), (c) fits the GPs (:mod:`ckb.optimizer.models`;
+hyperparameters refitted when ``refit_every`` new results arrived since the last fit, when the policy's
+targets changed meaning or when the units of a target changed, else reused), (d) conditions them on
+every pending and failed point (posterior-mean fantasies: the next points move away from those; a
+failed point carries no value), (e) lets the policy decide (multi-start gradient ascent of its score
+over the unit cube, or enumeration of ``candidates``) from a :class:`~ckb.optimizer.policies.Decision`
+that also carries what is left of the violation budget, the map back to raw constraint units, whether
+evaluations are exact and the rounds left, and make its ask-time updates. ``ask(k)`` repeats (d)-(e) k
+times, each pick conditioning the next, so the k points differ. A tell records the result and, for a
+point the policy chose, makes the policy's tell-time updates.
+
+**Units** (``outcome_transform``). Policies see the objective in the maximization sense and each
+constraint scaled but not shifted (0 stays the threshold). ``"rms"``: the objective standardized by
+its mean and standard deviation, each constraint divided by the root mean square of its observed
+values (the units of every study before this option; the RMS, unlike the standard deviation, keeps
+values O(1) when a constraint is far from 0 everywhere, so the clip G does not flatten it).
+``"bilog"``: each constraint :math:`B(c_j/s_j)` with :math:`B(v) = \mathrm{sign}(v)\log(1 + |v|)`
+(BoTorch's Bilog) and :math:`s_j` the median of the distinct nonzero :math:`|c_j|` of the initial design,
+applied twice (:math:`B(B(c_j/s_j))`) when :math:`\max|c_j|/s_j > 10^3`; the objective by the normal
+scores of its ranks. ``"auto"`` (default), per target: ``rms`` units unless the target is heavy-tailed
+-- its moments overflow, or its largest magnitude exceeds :math:`10^3` robust scales of the design's
+values (constraints: :math:`\max|c_j| / s_j`; objective: :math:`\max|u - m| / s` with :math:`m` the
+design's median and :math:`s` the median distinct nonzero :math:`|u - m|` there) -- then the robust map.
+Measured choices (:mod:`ckb.optimizer.models` gives the numbers): the threshold separates the shipped
+benchmarks (largest ratio over 67 stored runs of the eight problems: 84, Hartmann-6's objective; every
+constraint of seven problems at most 52) from the heavy tails (the welded beam's deflection constraint
+reaches 4.7e3, a simulator's 1e10 or DBL_MAX sentinel far more), so their asked points stay bit for bit
+what they were; the scale comes from the design because a run that converges on an active constraint
+puts most values near 0 (on all observations the ratio reached 7e3 on Gardner 2 with CEI). The raw
+values stay in the study untouched; :meth:`Optimizer.units` gives the map in use, and its
+``c_to_raw`` (the exact inverse, monotone, 0 -> 0) is what a policy gets to compare a violation with a
+budget in the constraint's own units. Nothing overflows: moments are scaled before squaring.
+
+**Violation budget** (``violation_budget``, per constraint, in its own units): spent_j is
+:math:`\sum_t [g_j(x_t)]^+` over the complete evaluations that are not initial-design points (the design
+is not the policy's decision; user points count); ``metrics()`` shows budget, spent and left
+(:math:`\max(0, b_j - \text{spent}_j)`), and every decision gets the left amount before that ask
+(pending points count nothing). The policy decides how to spend it.
+
+**Exact evaluations** (``exact=True``): a repeated exact evaluation teaches nothing, so no point is
+evaluated twice: a pick within ``SAME_POINT`` (1e-6, unit-cube max-norm) of a complete or failed point
+is replaced by the maximization with those points excluded too (on a candidate set, once every
+candidate is evaluated, repeats are allowed). The GPs' noise floor is then ``EXACT_NOISE_FLOOR``
+(1e-6 on standardized targets instead of BoTorch's 1e-4; measured in :mod:`ckb.optimizer.models`).
+
+**Numerics.** Warnings of fitting the GPs and of maximizing the acquisition are captured (not
+ignored) and counted in each trial's ``info["numerics"]`` (``fit_warnings``, ``acq_warnings``,
+``fit_failed``, the first distinct ``messages``; the fit of ``ask(k)`` in its first point), totalled in
+``metrics()["numerics"]`` and shown by ``ckb study show``; ``strict_numerics=True`` turns any of them
+into a one-line :class:`NumericsError` (nothing recorded). Deprecation warnings of the libraries are
+not numerics and pass through. A fit fails when BoTorch gives up after its retries from prior samples
+(``ModelFittingError``) or ends with non-finite hyperparameters; the previous hyperparameters are
+kept. (``fit_failed`` used to be invisible: BoTorch's retries hide all but total failures, their
+warnings were suppressed, and the benchmark read an optimizer attribute, ``fit_failures``, that did not
+exist; it does now.)
 
 **Structure.** The optimizer decides; its :class:`~ckb.optimizer.study.Study` keeps the record (as Optuna
 separates sampler, study and storage). The study owns the trials, the pending asks, the budget, the
@@ -35,10 +84,12 @@ file does not hold, and several processes can work on one study.
 file (:mod:`ckb.studies.storage`; no pickle). Processes sharing a study take turns first come, first
 served (:mod:`ckb.studies.turns`), and each step's writes are one transaction, so a process killed at
 any moment leaves the file at its last completed step (every told result and recorded ask intact):
-constructing an ``Optimizer`` on an existing study resumes it (the options must match the stored ones).
-Without ``storage`` the study lives in memory. The budget is checked where an ask is written: once
-``budget`` trials are asked or told, :meth:`Optimizer.ask` raises :class:`BudgetExhaustedError`, so
-workers sharing a study stop at exactly ``budget`` trials::
+constructing an ``Optimizer`` on an existing study resumes it (the identity options -- box, m, goal,
+policy, budget, design, violation budget, transform, exact, ... -- must match the stored ones; a study
+written before an option existed has its default). Without ``storage`` the study lives in memory. The
+budget is checked where an ask is written: once ``budget`` trials are asked or told,
+:meth:`Optimizer.ask` raises :class:`BudgetExhaustedError`, so workers sharing a study stop at exactly
+``budget`` trials::
 
     while True:
         try:
@@ -50,15 +101,15 @@ workers sharing a study stop at exactly ``budget`` trials::
 **Choices the continuous, fitted setting forces** (the papers assume a known kernel, known bounds
 and a finite or exactly maximized domain):
 
-- *units*: every constant of a policy is on standardized outcomes: the objective standardized by the
-  mean and standard deviation of the complete observations, each constraint divided by the root mean
-  square of its observed values (not shifted: the threshold 0 must stay 0; the RMS, unlike the standard
-  deviation, keeps values O(1) when a constraint is far from 0 everywhere, so the clip G does not
-  flatten it). The scales move as data arrive; tell-time updates (RPOL's Q, the penalty's epoch sums)
-  use the scales at the time of the tell;
+- *units*: every constant of a policy is on the policy units above. The scales move as data arrive;
+  tell-time updates (RPOL's Q, the penalty's epoch sums) use the units at the time of the tell;
 - *the policy's clock* starts after the initial design: the design's results feed the models but not
-  the duals, Q or epochs (the design is not the policy's decision), and the horizon is
-  ``budget - n_init``; points told without an ask (source ``user``) likewise;
+  the duals, Q or epochs (the design is not the policy's decision), and the horizon is stated once,
+  ``opt.horizon = budget - n_init`` (at least 1), stored with the study and given to every policy;
+  points told without an ask (source ``user``) likewise feed only the models, and do not change the
+  horizon (they use trials of the budget, so fewer policy asks may remain: ``Decision.rounds_left``
+  counts the asks the budget still allows). A design point told without an ask (results already on
+  disk) counts as that design point (source ``init``), in any order; the asks skip it;
 - *pending and failed points* condition the posterior variance with posterior-mean fantasies; a failed
   point carries no value, but the next asks move away from it instead of repeating it;
 - *batch separation*: fantasies alone (GP-BUCB's hallucination) let a batch collapse once the posterior
@@ -89,27 +140,66 @@ import numpy as np
 
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
-from ckb.optimizer.space import Space, initial_design, nearest_unused
-from ckb.optimizer.study import BudgetExhaustedError, Metrics, Step, Study, complete_arrays
+from ckb.optimizer.models import (
+    OUTCOME_TRANSFORMS,
+    NumericsError,
+    OutcomeUnits,
+    capture_warnings,
+    first_distinct,
+)
+from ckb.optimizer.space import Space, nearest_unused
+from ckb.optimizer.space import initial_design as sobol_design
+from ckb.optimizer.study import (
+    BudgetExhaustedError,
+    Metrics,
+    Step,
+    Study,
+    complete_arrays,
+    is_design,
+    violation_spent,
+)
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
 
-__all__ = ["BotorchNotInstalledError", "BudgetExhaustedError", "Optimizer", "policy_units"]
+__all__ = ["BotorchNotInstalledError", "BudgetExhaustedError", "NumericsError", "Optimizer", "policy_units"]
 
 #: options that define a study; resuming with different values is an error
 _IDENTITY = (
     "lower",
     "upper",
     "m",
+    "goal",
     "policy",
     "budget",
     "minimize",
     "n_init",
     "seed",
     "candidates",
+    "initial_design",
+    "violation_budget",
+    "outcome_transform",
+    "exact",
     "policy_params",
 )
+#: the values of identity options added after version 1, for studies written before them
+_LEGACY = {
+    "goal": "best-feasible",
+    "initial_design": None,
+    "violation_budget": None,
+    "outcome_transform": "auto",
+    "exact": False,
+}
 #: run-time settings: stored with the study, but Optimizer.load may override them
-_RUNTIME = ("refit_every", "num_restarts", "raw_samples", "maxiter", "batch_separation", "torch_threads")
+_RUNTIME = (
+    "refit_every",
+    "num_restarts",
+    "raw_samples",
+    "maxiter",
+    "batch_separation",
+    "torch_threads",
+    "strict_numerics",
+)
+#: the GPs' noise floor (variance on standardized targets) with exact=True; BoTorch's default is 1e-4
+EXACT_NOISE_FLOOR = 1e-6
 #: relative (to the box width) distance within which a told point is the pending point it answers
 _MATCH_TOL = 1e-9
 
@@ -118,6 +208,12 @@ def _policy_registry():
     from ckb.optimizer.policies import OPTIMIZER_POLICIES
 
     return OPTIMIZER_POLICIES
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
 
 
 class BotorchNotInstalledError(CKBError, ImportError):
@@ -131,25 +227,52 @@ def _require_botorch() -> None:
     if missing:
         raise BotorchNotInstalledError(
             f"ckb.Optimizer fits its GPs with BoTorch, but {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not installed. Install the extra: "
-            "pip install 'ckb[botorch]' (without a GPU, install the CPU build of torch first, e.g. "
-            "pip install torch --index-url https://download.pytorch.org/whl/cpu)."
+            f"{'is' if len(missing) == 1 else 'are'} not installed. Install ckb's botorch extra from "
+            "the folder of your ckb checkout: pip install -e '.[botorch]' (ckb is not on PyPI; install "
+            "torch first if you want a particular build of it)."
         )
 
 
 def policy_units(y: np.ndarray, c: np.ndarray, minimize: bool, m: int) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Outcomes in the policies' units: the objective in the maximization sense, standardized by the mean
-    and (ddof=1) standard deviation of the observations (sd 1 for fewer than two observations or a
-    constant objective); each constraint divided by the root mean square of its observed values (not
-    shifted, so 0 stays the threshold; 1 for a constraint observed only at 0). Returns ``(y_p, c_p,
-    scales)`` with ``scales = {"y_mean", "y_sd", "c_rms"}``."""
-    u = -y if minimize else y
-    mean = float(u.mean()) if u.size else 0.0
-    sd = float(u.std(ddof=1)) if u.size > 1 else 1.0
-    sd = sd if sd > 1e-12 * max(1.0, abs(mean)) else 1.0
-    rms = np.sqrt(np.mean(c**2, axis=0)) if len(c) else np.ones(m)
-    rms = np.where(rms > 0, rms, 1.0)
-    return (u - mean) / sd, c / rms, {"y_mean": mean, "y_sd": sd, "c_rms": rms}
+    """Outcomes in the ``rms`` units (:class:`~ckb.optimizer.models.OutcomeUnits` with
+    ``transform="rms"``): the objective in the maximization sense, standardized by the mean and (ddof=1)
+    standard deviation of the observations (sd 1 for fewer than two observations or a constant
+    objective); each constraint divided by the root mean square of its observed values (not shifted, so
+    0 stays the threshold; 1 for a constraint observed only at 0), without overflow. Returns ``(y_p,
+    c_p, scales)`` with ``scales = {"y_mean", "y_sd", "c_rms"}``."""
+    units = OutcomeUnits(y, c, minimize=minimize, m=m, transform="rms")
+    return units.y(y), units.c(c), units.scales
+
+
+def _goal_policies() -> dict[str, str]:
+    from ckb.optimizer.policies import GOAL_POLICIES
+
+    return GOAL_POLICIES
+
+
+def _check_violation_budget(value: Any, m: int) -> list[float] | None:
+    """None, or m numbers >= 0 (a number applies to every constraint; inf: no limit on that one)."""
+    if value is None:
+        return None
+    what = f"violation_budget must be None, a number >= 0 or m = {m} numbers >= 0 (one per constraint)"
+    if isinstance(value, (bool, np.bool_, str)):
+        raise InvalidInputError(f"{what}, got {value!r}.")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{what}, got {value!r}.") from None
+    if arr.ndim == 0:
+        arr = np.full(m, float(arr))
+    if arr.shape != (m,):
+        raise InvalidInputError(f"{what}, got {arr.size} value(s): {np.asarray(value).tolist()}.")
+    bad = np.flatnonzero(np.isnan(arr) | (arr < 0))
+    if bad.size:
+        j = int(bad[0])
+        raise InvalidInputError(
+            f"violation_budget[{j}] is {arr[j]}; each entry must be >= 0, in constraint {j}'s own units "
+            "(0: avoid every violation you can)."
+        )
+    return [float(v) for v in arr]
 
 
 class Optimizer:
@@ -159,12 +282,29 @@ class Optimizer:
     ----------
     lower, upper : the box (d,); ``upper > lower``.
     m : number of constraints (>= 1), feasible where ``g_j(x) <= 0``.
-    policy : ``ckb-ucb`` (default), ``ckb-ts``, ``ckb-rand``, ``rpol-ucb``, ``config``, ``penalty-noisy``,
-        ``cei``; its constants as extra keywords (``beta=``, ``B=``, ``delta=``, ...; see each policy).
-    budget : the number of evaluations T (trials asked or told; sets the policies' horizon
-        ``budget - n_init``). Once it is used, :meth:`ask` raises :class:`BudgetExhaustedError`.
+    goal : ``"best-feasible"`` (default: the best feasible design at the end, with few violating
+        evaluations) or ``"cumulative"`` (every evaluation counts: regret and violation summed over the
+        run, the papers' setting). It picks the default policy
+        (:data:`ckb.optimizer.policies.GOAL_POLICIES`) and is stored with the study.
+    policy : a registered policy (``ckb-ucb``, ``ckb-ts``, ``ckb-rand``, ``rpol-ucb``, ``config``,
+        ``penalty-noisy``, ``cei``, ...; None: the goal's); its constants as extra keywords (``beta=``,
+        ``B=``, ``delta=``, ...; see each policy).
+    budget : the number of evaluations T (trials asked or told). Once it is used, :meth:`ask` raises
+        :class:`BudgetExhaustedError`.
     minimize : minimize the objective instead of maximizing it.
-    n_init : size of the initial Sobol design (default ``2d + 2``).
+    n_init : size of the initial design (default ``2d + 2``; with ``initial_design``, its size).
+    initial_design : the first points to evaluate: an ``(n0, d)`` array of points in the box, or a
+        callable ``f(n_init, rng) -> (n, d)`` (``rng = numpy.random.default_rng(seed)``; called when the
+        optimizer is built, its points stored). None: the scrambled Sobol design. The first asks return
+        them in order (source ``init``); a design point told without an ask counts as that design point.
+    violation_budget : None, a number or m numbers >= 0: per constraint, the largest
+        sum_t [g_j(x_t)]+ (own units, over the evaluations after the initial design) the run
+        may spend; 0: avoid every violation you can. Policies that read it see what is left
+        (``metrics()["violation_budget_left"]``).
+    outcome_transform : ``"auto"`` (default), ``"rms"`` or ``"bilog"``: the units the policies see
+        (:class:`~ckb.optimizer.models.OutcomeUnits`); the study keeps the raw values.
+    exact : the evaluations are noise-free: no point is evaluated twice, and the GPs' noise floor is
+        ``EXACT_NOISE_FLOOR`` (1e-6) instead of 1e-4.
     seed : seeds the design and the policy's generator.
     storage : a SQLite file path or a :class:`~ckb.studies.StudyStorage` (None: in memory). A new path
         is created; an existing file must be a ckb study file (any other file is refused, unchanged).
@@ -176,6 +316,8 @@ class Optimizer:
         at least this many lengthscales (scaled Euclidean distance, each dimension by the smallest
         fitted lengthscale of the models) from every pending point; 0: only exact repeats are avoided.
     torch_threads : torch's intra-op threads during asks.
+    strict_numerics : raise :class:`NumericsError` (nothing recorded) when fitting the GPs or maximizing
+        the acquisition warns or a fit fails, instead of counting it in the trial's ``numerics``.
     """
 
     def __init__(
@@ -184,7 +326,8 @@ class Optimizer:
         upper: Any,
         m: int = 1,
         *,
-        policy: str = "ckb-ucb",
+        goal: str = "best-feasible",
+        policy: str | None = None,
         budget: int = 60,
         minimize: bool = False,
         n_init: int | None = None,
@@ -192,36 +335,55 @@ class Optimizer:
         storage: str | Path | StudyStorage | None = None,
         study_name: str | None = None,
         candidates: Any = None,
+        initial_design: Any = None,
+        violation_budget: Any = None,
+        outcome_transform: str = "auto",
+        exact: bool = False,
         refit_every: int = 1,
         num_restarts: int = 10,
         raw_samples: int = 256,
         maxiter: int = 100,
         batch_separation: float = 0.1,
         torch_threads: int = 1,
+        strict_numerics: bool = False,
         **policy_params: Any,
     ) -> None:
         _require_botorch()
         self.space = Space(lower, upper, candidates)
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
         self.budget = check_scalar(budget, "budget", low=1, integer=True)
-        if not isinstance(minimize, (bool, np.bool_)):
-            raise InvalidInputError(f"minimize must be True or False, got {minimize!r}.")
-        self.minimize = bool(minimize)
-        self.n_init = check_scalar(
-            2 * self.space.d + 2 if n_init is None else n_init, "n_init", low=0, integer=True
-        )
+        self.minimize = _check_bool(minimize, "minimize")
+        self.exact = _check_bool(exact, "exact")
+        self.strict_numerics = _check_bool(strict_numerics, "strict_numerics")
         self.seed = check_scalar(seed, "seed", low=0, integer=True)
+        goals = _goal_policies()
+        if not isinstance(goal, str) or goal not in goals:
+            raise InvalidInputError(
+                f"goal must be one of {', '.join(map(repr, goals))}, got {goal!r}."
+                + (did_you_mean(goal, goals) if isinstance(goal, str) else "")
+            )
+        self.goal = goal
+        if outcome_transform not in OUTCOME_TRANSFORMS:
+            raise InvalidInputError(
+                f"outcome_transform must be one of {', '.join(map(repr, OUTCOME_TRANSFORMS))}, got "
+                f"{outcome_transform!r}."
+            )
+        self.outcome_transform = outcome_transform
+        self.violation_budget = _check_violation_budget(violation_budget, self.m)
+        self._user_design, self.n_init = self._check_design(initial_design, n_init)
         self.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
         self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
         self.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
         self.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
         self.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
         self.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
-        self._set_policy(policy, policy_params)
+        self._set_policy(goals[goal] if policy is None else policy, policy_params)
         self.study_name = "study" if study_name is None else study_name
         if not isinstance(self.study_name, str) or not self.study_name:
             raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
-        self.study = Study.open(storage, self.study_name, self._spec(), self._initial_state, _IDENTITY)
+        self.study = Study.open(
+            storage, self.study_name, self._spec(), self._initial_state, _IDENTITY, defaults=_LEGACY
+        )
         try:
             self._load_latest()
         except BaseException:
@@ -229,6 +391,56 @@ class Optimizer:
             raise
 
     # ----------------------------------------------------------------------------- construction
+    def _check_design(self, design: Any, n_init: Any) -> tuple[np.ndarray | None, int]:
+        """The user's initial design (validated, in the box, on the candidates if any) and its size."""
+        d = self.space.d
+        if n_init is not None:
+            n_init = check_scalar(n_init, "n_init", low=0, integer=True)
+        if design is None:
+            return None, 2 * d + 2 if n_init is None else n_init
+        n_req = 2 * d + 2 if n_init is None else n_init
+        what = "initial_design"
+        if callable(design):
+            what = f"initial_design({n_req}, rng)"
+            try:
+                design = design(n_req, np.random.default_rng(self.seed))
+            except CKBError:
+                raise
+            except Exception as exc:
+                raise InvalidInputError(
+                    f"{what} raised {type(exc).__name__}: {exc}; nothing was stored."
+                ) from exc
+        try:
+            D = np.array(design, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"{what} must be an (n, d) array of points, got {design!r}.") from None
+        if D.ndim == 1 and d == 1:
+            D = D[:, None]
+        if D.ndim != 2 or D.shape[1] != d:
+            raise InvalidInputError(
+                f"{what} must be an (n, d) array of points with d = {d}, got shape {D.shape}."
+            )
+        for i, row in enumerate(D):
+            D[i] = self.space.check_point(row, f"{what} point {i}")
+            if self.space.candidates is not None:
+                C = self.space.candidates
+                hit = np.flatnonzero(np.max(np.abs(C - row) / self.space.width, axis=1) <= _MATCH_TOL)
+                if not hit.size:
+                    raise InvalidInputError(
+                        f"{what} point {i} {row.tolist()} is not one of the candidates (the optimizer "
+                        "only proposes candidates)."
+                    )
+                D[i] = C[hit[0]]
+        if n_init is not None and len(D) != n_init:
+            raise InvalidInputError(
+                f"n_init = {n_init} but {what} has {len(D)} points; give one of them, or both consistent."
+            )
+        if len(D) > self.budget:
+            raise InvalidInputError(
+                f"{what} has {len(D)} points but the budget is {self.budget} evaluations; the design must fit."
+            )
+        return D, len(D)
+
     def _set_policy(self, policy: str, policy_params: dict[str, Any]) -> None:
         """Resolve the policy's name and check its constants (by building it) before anything is stored."""
         reg = _policy_registry()
@@ -240,6 +452,8 @@ class Optimizer:
             raise InvalidInputError(
                 f"policy parameters must be numbers, strings, lists or dicts: {exc}"
             ) from None
+        #: the policies' horizon T: the budget minus the initial design (at least 1), stated once here,
+        #: stored with the study and given to every policy; points told without an ask do not change it
         self.horizon = max(1, self.budget - self.n_init)
         try:
             self.policy = self._make_policy()  # the policy checks its constants now
@@ -279,14 +493,20 @@ class Optimizer:
     def _spec(self) -> dict[str, Any]:
         return {
             "kind": "ckb.Optimizer",
-            "version": 1,
+            "version": 2,
             **self.space.to_dict(),
             "m": self.m,
+            "goal": self.goal,
             "policy": self.policy_name,
             "budget": self.budget,
             "minimize": self.minimize,
             "n_init": self.n_init,
+            "horizon": self.horizon,
             "seed": self.seed,
+            "initial_design": None if self._user_design is None else self._user_design.tolist(),
+            "violation_budget": self.violation_budget,
+            "outcome_transform": self.outcome_transform,
+            "exact": self.exact,
             "policy_params": self.policy_params,
             "options": {key: getattr(self, key) for key in _RUNTIME},
         }
@@ -373,25 +593,36 @@ class Optimizer:
             ctx = None
             for _ in range(min(n, step.remaining)):
                 start = time.perf_counter()
-                x, info, ctx = self._next(step.trials, ctx)
+                x, info, ctx = self._next(step, ctx)
                 # seconds of this point's decision (a batch's model fit is counted in its first point)
                 info["seconds"] = time.perf_counter() - start
                 step.ask(x, info)
                 points.append(x)
         return points
 
-    def _next(self, trials: list[dict], ctx):
-        n_design = sum(1 for t in trials if (t.get("info") or {}).get("source") == "init")
+    def _next(self, step: Step, ctx):
+        trials = step.trials
+        used = {
+            int(t["info"]["design_index"]) for t in trials if is_design(t) and "design_index" in t["info"]
+        }
         n_complete = sum(1 for t in trials if t["state"] == "complete")
-        if n_design < self.n_init or n_complete == 0:
-            return self._design_point(trials, n_design), {"source": "init", "design_index": n_design}, ctx
-        if ctx is None:
+        free = next((i for i in range(self.n_init) if i not in used), None)
+        if free is not None or n_complete == 0:  # the design, then Sobol points while no result is in
+            index = free if free is not None else max(used | {self.n_init - 1}) + 1
+            return self._design_point(trials, index), {"source": "init", "design_index": index}, ctx
+        fit_log: list[str] = []
+        failures: list[str] = []
+        if ctx is None:  # one fit per ask(k): counted in its first point
             ctx = self._context(trials)
-        busy = [self.space.to_unit(t["x"]) for t in trials if t["state"] in ("pending", "failed")]
+            fit_log, failures = ctx["models"].warnings, ctx["models"].failures
+            self._check_numerics("fitting the GPs", failures + fit_log)
+        unit = {
+            s: [self.space.to_unit(t["x"]) for t in trials if t["state"] == s] for s in ("pending", "failed")
+        }
+        busy = unit["pending"] + unit["failed"]
         models = ctx["models"].condition(np.array(busy)) if busy else ctx["models"]
-        pending = np.array([self.space.to_unit(t["x"]) for t in trials if t["state"] == "pending"]).reshape(
-            -1, self.space.d
-        )
+        build_log = models.warnings if busy else []
+        pending = np.array(unit["pending"]).reshape(-1, self.space.d)
         from ckb.optimizer.acquisition import Maximizer
         from ckb.optimizer.policies import Decision
 
@@ -407,22 +638,61 @@ class Optimizer:
         sep = None
         if self.batch_separation > 0 and len(pending):
             sep = self.batch_separation * ctx["models"].lengthscales().min(axis=0)
-        u, internals = self.policy.decide(
-            Decision(
-                models, lambda fn: maxi(fn, exclude=pending, separation=sep), self.rng, ctx["y"], ctx["c"]
-            )
+        maximize = lambda fn: maxi(fn, exclude=pending, separation=sep)
+        if self.exact:
+            done = np.array([self.space.to_unit(t["x"]) for t in trials if t["state"] != "pending"])
+            maximize = _never_twice(maxi, pending, sep, done.reshape(-1, self.space.d))
+        decision = Decision(
+            models,
+            maximize,
+            self.rng,
+            ctx["y"],
+            ctx["c"],
+            violation_left=None if ctx["left"] is None else ctx["left"].copy(),
+            c_to_raw=ctx["units"].c_to_raw,
+            exact=self.exact,
+            rounds_left=max(0, step.remaining - 1),
         )
+        with capture_warnings() as acq_log:
+            u, internals = self.policy.decide(decision)
+        self._check_numerics("building the conditioned GPs", build_log)
+        self._check_numerics("maximizing the acquisition", acq_log)
         x = self.space.from_unit(u)
         if self.space.candidates is not None:  # exactly the candidate (no round-off from unit scaling)
             x = self.space.candidates[int(np.argmin(np.sum((C - u) ** 2, axis=1)))].copy()
         info = {"source": "policy", "round": self.policy.t, **{k: float(v) for k, v in internals.items()}}
-        if not ctx["fit_ok"]:
+        if failures:
             info["fit_failed"] = 1.0
+        info["numerics"] = {
+            "fit_warnings": len(fit_log) + len(build_log),
+            "acq_warnings": len(acq_log),
+            "fit_failed": int(bool(failures)),
+            "messages": first_distinct(failures + fit_log + build_log + acq_log),
+        }
+        info["units"] = ctx["units"].describe()
         return x, info, ctx
 
+    def _check_numerics(self, what: str, messages: list[str]) -> None:
+        """``strict_numerics``: any warning or failure of ``what`` is an error (the step records nothing)."""
+        if self.strict_numerics and messages:
+            more = f" (and {len(messages) - 1} more)" if len(messages) > 1 else ""
+            raise NumericsError(f"strict_numerics: {what} warned: {messages[0]}{more}; nothing was recorded.")
+
+    def _design(self) -> np.ndarray:
+        """The initial design, (n_init, d): the user's, else the Sobol design (on the candidates, each
+        point the nearest candidate not taken by an earlier design point)."""
+        if self._user_design is not None:
+            return self._user_design
+        if getattr(self, "_sobol", None) is None:
+            lo, hi = self.space.lower, self.space.upper
+            self._sobol = sobol_design(lo, hi, self.n_init, self.seed, self.space.candidates)
+        return self._sobol
+
     def _design_point(self, trials: list[dict], index: int) -> np.ndarray:
+        if self._user_design is not None and index < self.n_init:
+            return self._user_design[index].copy()
         if self.space.candidates is None:
-            return initial_design(self.space.lower, self.space.upper, index + 1, self.seed)[index]
+            return sobol_design(self.space.lower, self.space.upper, index + 1, self.seed)[index]
         from ckb.optimizer.space import _sobol_unit
 
         C = self.space.to_unit(self.space.candidates)
@@ -430,21 +700,60 @@ class Optimizer:
         U = _sobol_unit(self.space.d, index + 1, self.seed)[index : index + 1]
         return self.space.candidates[nearest_unused(C, U, used)[0]].copy()
 
+    def _design_match(self, x: np.ndarray, trials: list[dict]) -> int | None:
+        """The index of a design point not yet asked or told that ``x`` is (within ``_MATCH_TOL`` of the
+        box width), or None."""
+        used = {
+            int(t["info"]["design_index"]) for t in trials if is_design(t) and "design_index" in t["info"]
+        }
+        for i, p in enumerate(self._design()):
+            if i not in used and np.max(np.abs(p - x) / self.space.width) <= _MATCH_TOL:
+                return i
+        return None
+
+    def units(self, trials: list[dict] | None = None) -> OutcomeUnits:
+        """The outcome units fitted on the complete trials (default: the study's now)."""
+        trials = self.study.trials() if trials is None else trials
+        _, y, c = complete_arrays(trials)
+        ref = [is_design(t) for t in trials if t["state"] == "complete"]
+        return OutcomeUnits(
+            y, c, minimize=self.minimize, m=self.m, transform=self.outcome_transform, reference=ref
+        )
+
     def _context(self, trials: list[dict]) -> dict[str, Any]:
-        """Data in policy units and the fitted models (hyperparameters per the refit schedule)."""
+        """Data in policy units, the fitted models (hyperparameters per the refit schedule) and what is
+        left of the violation budget."""
         from ckb.optimizer.models import Models
 
         X, y, c = complete_arrays(trials)
-        y_p, c_p, _ = policy_units(y, c, self.minimize, self.m)
+        units = self.units(trials)
+        y_p, c_p = units.y(y), units.c(c)
         targets = self.policy.targets(y_p, c_p)
-        names, tag, n = list(targets), self.policy.model_tag(), len(y)
+        names, tag, n, kinds = list(targets), self.policy.model_tag(), len(y), units.describe()
         st = self._models_state
         same = st is not None and st["names"] == names
-        refit = not same or st["tag"] != tag or n - int(st["n_fit"]) >= self.refit_every
-        models = Models(self.space.to_unit(X), targets, st["hyper"] if same else None, fit=refit)
+        # new units (auto switched a target's map) make the stored hyperparameters stale
+        refit = (
+            not same
+            or st["tag"] != tag
+            or n - int(st["n_fit"]) >= self.refit_every
+            or st.get("units", _plain_units(self.m)) != kinds
+        )
+        models = Models(
+            self.space.to_unit(X),
+            targets,
+            st["hyper"] if same else None,
+            fit=refit,
+            noise_floor=EXACT_NOISE_FLOOR if self.exact else None,
+        )
         if refit:
             self._models_state = {"names": names, "tag": tag, "n_fit": n, "hyper": models.hyper}
-        return {"models": models, "y": y_p, "c": c_p, "fit_ok": models.fit_ok}
+            if kinds != _plain_units(self.m):
+                self._models_state["units"] = kinds
+        left = None
+        if self.violation_budget is not None:
+            left = np.maximum(np.array(self.violation_budget) - violation_spent(trials, self.m), 0.0)
+        return {"models": models, "y": y_p, "c": c_p, "units": units, "left": left}
 
     # ------------------------------------------------------------------------------------- tell
     def tell(
@@ -458,8 +767,11 @@ class Optimizer:
     ) -> int:
         """Record the evaluation of ``x`` (a point from :meth:`ask`, or its trial number); returns the trial
         number. A point that was not asked is recorded as a new trial (even past the budget: a result is
-        always kept). ``failed=True`` keeps a failed evaluation (no values needed). Values must be finite;
-        ``constraints`` has m entries (<= 0: feasible).
+        always kept): a point of the initial design that was not asked or told yet (within 1e-9 of the
+        box width) as that design point (source ``init``: results already on disk need no ask, and the
+        asks skip it), any other point as the user's (source ``user``; it informs the models but not the
+        policy's clock, its horizon or its tell-time updates). ``failed=True`` keeps a failed evaluation
+        (no values needed). Values must be finite; ``constraints`` has m entries (<= 0: feasible).
         """
         y, c = None, None
         if not failed:
@@ -470,8 +782,11 @@ class Optimizer:
         self, step: Step, x: Any, y: float | None, c: np.ndarray | None, failed: bool, note: str
     ) -> int:
         number = self._resolve(x, step.trials)
-        if number is None:
-            number = step.ask(self.space.check_point(x), {"source": "user"}, budgeted=False)
+        if number is None:  # not asked: a design point not yet asked or told, else the user's own point
+            x = self.space.check_point(x)
+            index = self._design_match(x, step.trials)
+            info = {"source": "user"} if index is None else {"source": "init", "design_index": index}
+            number = step.ask(x, info, budgeted=False)
         trial = next(t for t in step.trials if t["number"] == number)
         if trial["state"] != "pending":
             raise InvalidInputError(
@@ -481,11 +796,9 @@ class Optimizer:
             step.fail(number, note)
             return number
         step.tell(number, y, c)
-        if (trial.get("info") or {}).get("source") == "policy":
-            _, yy, cc = complete_arrays(step.trials)
-            _, _, scales = policy_units(yy, cc, self.minimize, self.m)
-            u = -y if self.minimize else y
-            self.policy.observe((u - scales["y_mean"]) / scales["y_sd"], c / scales["c_rms"])
+        if (trial.get("info") or {}).get("source") == "policy":  # in the units of the data with this result
+            units = self.units(step.trials)
+            self.policy.observe(float(units.y(y)), units.c(c))
         return number
 
     def _check_values(self, objective: Any, constraints: Any) -> tuple[float, np.ndarray]:
@@ -563,16 +876,37 @@ class Optimizer:
         and ``violation_per_constraint``, ``positive_violation`` (the norm of each constraint's sum of
         positive parts) and ``positive_violation_per_constraint``, ``best_feasible`` (value or None),
         ``budget``, ``remaining`` (budget minus trials asked or told; :meth:`ask` raises when it is 0),
-        ``policy`` and the policy's current state (``policy_state``: duals, Q, kappa, ...).
+        ``goal``, ``policy``, ``horizon`` and the policy's current state (``policy_state``: duals, Q, ...).
+
+        ``violation_spent`` (per constraint: sum_t [g_j(x_t)]+ in raw units over the complete
+        evaluations that are not initial-design points), ``violation_budget`` and
+        ``violation_budget_left`` (budget minus spent, at least 0; both None without a budget).
+        ``numerics``: totals of the trials' ``numerics`` (``fit_warnings``, ``acq_warnings``,
+        ``fit_failed``, the first distinct ``messages``). ``outcome_units``: the maps the next ask will
+        use (``{"objective": "standardize"|"rank", "constraints": ["rms"|"bilog"|"bilog2", ...]}``; None
+        before any result).
 
         Deprecated (reading them warns): ``cumulative_violation``, the sum over evaluations and
         constraints of the positive parts (an L1 norm; use ``positive_violation``), and
         ``cumulative_violation_per_constraint`` (equal to ``positive_violation_per_constraint``).
         """
-        met = self.study.metrics()
+        trials = self.study.trials()
+        met = self.study.metrics(trials)
         self._load_latest()  # a read; WAL gives it a consistent snapshot
-        met.update(policy=self.policy_name, policy_state=self.policy.internals())
+        done = any(t["state"] == "complete" for t in trials)
+        met.update(
+            goal=self.goal,
+            policy=self.policy_name,
+            horizon=self.horizon,
+            policy_state=self.policy.internals(),
+            outcome_units=self.units(trials).describe() if done else None,
+        )
         return met
+
+    @property
+    def fit_failures(self) -> int:
+        """Asks whose GP fit failed (``metrics()["numerics"]["fit_failed"]``)."""
+        return int(self.study.metrics()["numerics"]["fit_failed"])
 
     @property
     def trials_told(self) -> int:
@@ -580,7 +914,8 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return (
-            f"Optimizer(d={self.space.d}, m={self.m}, policy={self.policy_name!r}, budget={self.budget}, "
+            f"Optimizer(d={self.space.d}, m={self.m}, goal={self.goal!r}, policy={self.policy_name!r}, "
+            f"budget={self.budget}, "
             f"study={self.study_name!r} in {self.store.path})"
         )
 
@@ -590,6 +925,7 @@ def _stored_options(spec: dict[str, Any], name: str, path: Path) -> tuple[tuple,
     try:
         args = (spec["lower"], spec["upper"], spec["m"])
         kwargs = {key: spec[key] for key in ("policy", "budget", "minimize", "n_init", "seed", "candidates")}
+        kwargs.update({key: spec.get(key, value) for key, value in _LEGACY.items()})
         return args, {**kwargs, **spec.get("options", {}), **spec["policy_params"]}
     except (KeyError, TypeError) as exc:
         raise StudyFileError(
@@ -616,6 +952,28 @@ def _unknown_keyword(exc: TypeError, cls: type, params: dict[str, Any], name: st
                 if p.kind is p.KEYWORD_ONLY:
                     valid.add(p.name)
     raise InvalidInputError(f"policy {name!r} has no parameter {key!r}.{did_you_mean(key, valid)}") from None
+
+
+def _plain_units(m: int) -> dict[str, Any]:
+    """The units every study used before outcome transforms existed."""
+    return {"objective": "standardize", "constraints": ["rms"] * m}
+
+
+def _never_twice(maxi, pending: np.ndarray, sep, done: np.ndarray):
+    """``exact=True``: the maximizer, but a point within ``SAME_POINT`` of an evaluated one (complete or
+    failed) is never returned: the pick is made as usual (pending points excluded, with the batch
+    separation); if it repeats an evaluated point, the maximization is made again with the evaluated
+    points excluded too (the ``SAME_POINT`` rule only; on a candidate set, every candidate evaluated
+    allows repeats)."""
+    from ckb.optimizer.acquisition import Maximizer
+
+    def maximize(fn):
+        x, v = maxi(fn, exclude=pending, separation=sep)
+        if len(done) and Maximizer._taken(x, done):
+            x, v = maxi(fn, exclude=np.vstack([pending, done]), separation=None)
+        return x, v
+
+    return maximize
 
 
 @contextmanager

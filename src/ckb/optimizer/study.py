@@ -101,6 +101,40 @@ class _Changed(Exception):
     """The study changed between a transaction's read and its write (internal: the transaction retries)."""
 
 
+def is_design(trial: dict) -> bool:
+    """Whether a trial is an initial-design point (source ``init``: asked from the design, or told at a
+    design point that was not asked)."""
+    return (trial.get("info") or {}).get("source") == "init"
+
+
+def violation_spent(trials: list[dict], m: int) -> np.ndarray:
+    r"""Per constraint, :math:`\sum_t [g_j(x_t)]^+` in raw units over the complete trials that are not
+    initial-design points (what a violation budget is charged); pending and failed trials count
+    nothing."""
+    spent = np.zeros(m)
+    for t in trials:
+        if t["state"] == "complete" and not is_design(t):
+            spent += np.maximum(np.asarray(t["constraints"], dtype=float), 0.0)
+    return spent
+
+
+def numerics_totals(trials: list[dict], k: int = 5) -> dict[str, Any]:
+    """Totals of the trials' ``info["numerics"]``: warnings while fitting and while maximizing the
+    acquisition, failed fits, and the first ``k`` distinct messages."""
+    out: dict[str, Any] = {"fit_warnings": 0, "acq_warnings": 0, "fit_failed": 0}
+    messages: list[str] = []
+    for t in trials:
+        info = t.get("info") or {}
+        num = info.get("numerics") or {}
+        for key in out:
+            out[key] += int(num.get(key, 0))
+        if not num and info.get("fit_failed"):  # studies written before the numerics record
+            out["fit_failed"] += 1
+        messages += list(num.get("messages", []))
+    out["messages"] = list(dict.fromkeys(messages))[:k]
+    return out
+
+
 def complete_arrays(trials: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``X`` (n, d), ``y`` (n,), ``c`` (n, m) of the complete trials, in trial order."""
     done = [t for t in trials if t["state"] == "complete"]
@@ -209,14 +243,17 @@ class Study:
         spec: dict[str, Any],
         initial_state: Callable[[], dict[str, Any]],
         identity: tuple[str, ...],
+        *,
+        defaults: dict[str, Any] | None = None,
     ) -> Study:
         """Create study ``name`` with ``spec`` and state ``initial_state()`` (step 0), or resume it if it
-        exists (its stored ``identity`` options must equal ``spec``'s)."""
+        exists (its stored ``identity`` options must equal ``spec``'s; ``defaults``: the value of an
+        option a study written before it existed does not store)."""
         store, own = cls.storage(storage)
         try:
             with store.atomic():
                 if name in store.study_names():
-                    _check_spec(store, name, store.spec(name), spec, identity)
+                    _check_spec(store, name, store.spec(name), spec, identity, defaults or {})
                 else:
                     store.create_study(name, spec)
                     store.save_policy_state(name, 0, initial_state())
@@ -313,9 +350,10 @@ class Study:
                 best = {"x": t["x"], "objective": y, "constraints": t["constraints"], "trial": t["number"]}
         return best
 
-    def metrics(self) -> Metrics:
-        """Counts, violations (:mod:`ckb.violation`), best feasible value and budget of the trials."""
-        trials = self.trials()
+    def metrics(self, trials: list[dict] | None = None) -> Metrics:
+        """Counts, violations (:mod:`ckb.violation`), best feasible value, budget, violation budget and
+        numerics of the trials (default: the study's now)."""
+        trials = self.trials() if trials is None else trials
         _, y, c = complete_arrays(trials)
         g = c if len(c) else np.zeros((0, self.m))
         soft, pos = soft_violation_per_constraint(g), positive_violation_per_constraint(g)
@@ -325,31 +363,65 @@ class Study:
             failed=sum(t["state"] == "failed" for t in trials),
             pending=sum(t["state"] == "pending" for t in trials),
             violating_evaluations=violating_count(g),
-            violation=float(np.linalg.norm(soft)),
+            violation=_norm(soft),
             violation_per_constraint=soft.tolist(),
-            positive_violation=float(np.linalg.norm(pos)),
+            positive_violation=_norm(pos),
             positive_violation_per_constraint=pos.tolist(),
             cumulative_violation=float(pos.sum()),
             cumulative_violation_per_constraint=pos.tolist(),
             best_feasible=None if best is None else best["objective"],
             budget=self.budget,
             remaining=max(0, self.budget - len(trials)),
+            **self._violation_budget(trials),
+            numerics=numerics_totals(trials),
         )
+
+    def _violation_budget(self, trials: list[dict]) -> dict[str, Any]:
+        spent = violation_spent(trials, self.m)
+        budget = self.spec.get("violation_budget")
+        left = None if budget is None else np.maximum(np.asarray(budget, dtype=float) - spent, 0.0).tolist()
+        return {
+            "violation_budget": None if budget is None else [float(b) for b in budget],
+            "violation_spent": spent.tolist(),
+            "violation_budget_left": left,
+        }
+
+
+def _norm(v: np.ndarray) -> float:
+    """The Euclidean norm; where the plain formula overflows (a constraint value of 1e155 or more),
+    computed on ``v`` scaled by its largest magnitude."""
+    with np.errstate(over="ignore"):
+        plain = float(np.linalg.norm(v))
+    a = float(np.max(np.abs(v))) if v.size else 0.0
+    if np.isfinite(plain) or not np.isfinite(a):
+        return plain
+    return a * float(np.linalg.norm(v / a))
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 5] + " ...]"
 
 
 def _check_spec(
-    store: StudyStorage, name: str, stored: dict[str, Any], given: dict[str, Any], identity: tuple[str, ...]
+    store: StudyStorage,
+    name: str,
+    stored: dict[str, Any],
+    given: dict[str, Any],
+    identity: tuple[str, ...],
+    defaults: dict[str, Any],
 ) -> None:
-    """The stored study must be an optimizer's, created with the same identity options."""
+    """The stored study must be an optimizer's, created with the same identity options (an option it
+    does not store has its value in ``defaults``)."""
     if stored.get("kind") != "ckb.Optimizer":
         raise InvalidInputError(
             f"study {name!r} in {store.path} was not written by ckb.Optimizer; use another name."
         )
     for key in identity:
-        a, b = loads(dumps(stored.get(key))), loads(dumps(given.get(key)))
+        a, b = loads(dumps(stored.get(key, defaults.get(key)))), loads(dumps(given.get(key)))
         if a != b:
             raise InvalidInputError(
-                f"study {name!r} in {store.path} was created with {key} = {a!r}, but this Optimizer was given "
-                f"{key} = {b!r}. Pass the stored options to resume it (Optimizer.load(path, {name!r}) reads "
-                "them), or use another study_name."
+                f"study {name!r} in {store.path} was created with {key} = {_short(a)}, but this Optimizer was "
+                f"given {key} = {_short(b)}. Pass the stored options to resume it (Optimizer.load(path, "
+                f"{name!r}) reads them), or use another study_name."
             )

@@ -1,0 +1,506 @@
+"""ckb.Optimizer's goal, violation budget, initial design, outcome units, exact evaluations and visible
+numerics (the options beside the ask/tell loop of test_core)."""
+
+import json
+import sqlite3
+import warnings
+
+import numpy as np
+import pytest
+
+import ckb
+from ckb.errors import InvalidInputError, OutOfDomainError
+from ckb.optimizer import OPTIMIZER_POLICIES, initial_design
+from ckb.optimizer.policies import GOAL_POLICIES
+from ckb.studies import StudyStorage
+
+FAST = {"num_restarts": 2, "raw_samples": 32, "maxiter": 50}
+
+
+def problem(x):
+    x = np.asarray(x, dtype=float)
+    return float(-((x[0] - 0.3) ** 2) - (x[1] - 0.6) ** 2), [float(x[0] + x[1] - 1.0)]
+
+
+def run(opt, n, f=problem):
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, *f(x))
+
+
+def _snapshot(opt):
+    return [(t["number"], t["state"], t["objective"]) for t in opt.history()]
+
+
+def _spy_decisions(monkeypatch, policy):
+    """Record the Decision every ``decide`` of ``policy``'s class receives."""
+    cls = OPTIMIZER_POLICIES.get(policy)
+    seen, real = [], cls.decide
+
+    def decide(self, ctx):
+        seen.append(ctx)
+        return real(self, ctx)
+
+    monkeypatch.setattr(cls, "decide", decide)
+    return seen
+
+
+# ------------------------------------------------------------------------------------------- goal
+def test_the_goal_picks_the_default_policy_and_is_stored(tmp_path):
+    path = tmp_path / "s.db"
+    a = ckb.Optimizer([0, 0], [1, 1], budget=6, storage=path, study_name="a")
+    assert a.goal == "best-feasible" and a.policy_name == OPTIMIZER_POLICIES.canonical(
+        GOAL_POLICIES["best-feasible"]
+    )
+    b = ckb.Optimizer([0, 0], [1, 1], goal="cumulative", budget=6, storage=path, study_name="b")
+    assert b.policy_name == OPTIMIZER_POLICIES.canonical(GOAL_POLICIES["cumulative"])
+    c = ckb.Optimizer([0, 0], [1, 1], goal="cumulative", policy="cei", budget=6, storage=path, study_name="c")
+    assert c.policy_name == "cei" and c.metrics()["goal"] == "cumulative"
+    for x in (a, b, c):
+        x.close()
+    with StudyStorage(path) as s:
+        assert [s.spec(n)["goal"] for n in ("a", "b", "c")] == ["best-feasible", "cumulative", "cumulative"]
+    assert ckb.Optimizer.load(path, "b").goal == "cumulative"
+    with pytest.raises(
+        InvalidInputError, match="created with goal = 'cumulative', but this Optimizer was given goal"
+    ):
+        ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=6, storage=path, study_name="c")
+
+
+@pytest.mark.parametrize(
+    "goal, match",
+    [("best_feasible", "Did you mean 'best-feasible'"), ("regret", "goal must be one of"), (3, "got 3")],
+)
+def test_a_bad_goal_is_named_before_anything_is_stored(tmp_path, goal, match):
+    path = tmp_path / "s.db"
+    with pytest.raises(InvalidInputError, match=match):
+        ckb.Optimizer([0, 0], [1, 1], goal=goal, storage=path)
+    with StudyStorage(path) as s:
+        assert s.study_names() == []
+
+
+def test_a_study_written_before_the_new_options_loads_with_their_defaults(tmp_path):
+    """Studies written before goal, initial_design, violation_budget, outcome_transform and exact existed
+    store none of them: they load as best-feasible with their stored policy, and resume with the same
+    arguments as before."""
+    path = tmp_path / "old.db"
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], policy="ckb-ucb", budget=8, n_init=3, storage=path, study_name="p", **FAST
+    )
+    run(opt, 4)
+    before = _snapshot(opt)
+    opt.close()
+    with sqlite3.connect(path) as conn:
+        spec = json.loads(conn.execute("SELECT spec FROM studies").fetchone()[0])
+        for key in ("goal", "initial_design", "violation_budget", "outcome_transform", "exact", "horizon"):
+            spec.pop(key)
+        spec["version"] = 1
+        conn.execute("UPDATE studies SET spec = ?", (json.dumps(spec),))
+    old = ckb.Optimizer.load(path, "p")
+    assert old.goal == "best-feasible" and old.policy_name == "ckb-ucb" and _snapshot(old) == before
+    assert old.violation_budget is None and old.outcome_transform == "auto" and old.exact is False
+    old.close()
+    again = ckb.Optimizer(
+        [0, 0], [1, 1], policy="ckb-ucb", budget=8, n_init=3, storage=path, study_name="p", **FAST
+    )
+    run(again, 1)
+    assert len(again.history()) == 5
+
+
+# ------------------------------------------------------------------------------- violation budget
+@pytest.mark.parametrize(
+    "budget, match",
+    [
+        (-1.0, r"violation_budget\[0\] is -1.0; each entry must be >= 0"),
+        ([0.5, np.nan], r"violation_budget\[1\] is nan"),
+        ([1.0, 2.0, 3.0], "m = 2 numbers >= 0.*got 3 value"),
+        ("lots", "violation_budget must be None, a number"),
+    ],
+)
+def test_a_bad_violation_budget_is_named(budget, match):
+    with pytest.raises(InvalidInputError, match=match):
+        ckb.Optimizer([0, 0], [1, 1], m=2, violation_budget=budget)
+
+
+def test_the_violation_budget_counts_raw_violations_after_the_design(monkeypatch):
+    seen = _spy_decisions(monkeypatch, "cei")
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], m=2, policy="cei", budget=10, n_init=2, violation_budget=[1.0, 0.5], **FAST
+    )
+    assert opt.metrics()["violation_budget"] == [1.0, 0.5]
+    X = opt.ask(2)  # the design: its violations are not charged
+    opt.tell(X[0], 1.0, [3.0, -1.0])
+    opt.tell(X[1], 2.0, [-1.0, 2.0])
+    opt.tell([0.5, 0.5], 0.5, [0.25, 0.1])  # the user's point: charged
+    x = opt.ask()
+    assert seen[-1].violation_left.tolist() == [0.75, 0.4]  # hand-computed: [1 - 0.25, 0.5 - 0.1]
+    opt.tell(x, 0.0, [0.5, -0.3])
+    met = opt.metrics()
+    assert met["violation_spent"] == pytest.approx([0.75, 0.1])
+    assert met["violation_budget_left"] == pytest.approx([0.25, 0.4])
+    X = opt.ask(2)  # the first of the batch is pending while the second is decided: it counts nothing
+    assert seen[-2].violation_left.tolist() == seen[-1].violation_left.tolist() == pytest.approx([0.25, 0.4])
+    opt.tell(X[0], 0.0, [5.0, 5.0])  # overspent: nothing is left, never less
+    assert opt.metrics()["violation_budget_left"] == [0.0, 0.0]
+    assert opt.metrics()["violation_spent"] == pytest.approx([5.75, 5.1])
+    opt.ask()
+    assert seen[-1].violation_left.tolist() == [0.0, 0.0]
+
+
+def test_without_a_budget_the_spent_violation_is_still_reported(monkeypatch):
+    seen = _spy_decisions(monkeypatch, "cei")
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=6, n_init=2, **FAST)
+    run(opt, 3)
+    met = opt.metrics()
+    assert met["violation_budget"] is None and met["violation_budget_left"] is None
+    pos = [max(t["constraints"][0], 0.0) for t in opt.history()[2:]]
+    assert met["violation_spent"] == pytest.approx([sum(pos)])
+    assert seen[0].violation_left is None
+
+
+def test_each_decision_sees_the_rounds_left_and_the_map_back_to_raw_units(monkeypatch):
+    seen = _spy_decisions(monkeypatch, "cei")
+
+    def heavy(x):  # the constraint is 1e10 in part of the box: its units are the robust map
+        y, g = problem(x)
+        return y, [1e10 if x[0] > 0.8 else g[0]]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=12, n_init=5, seed=1, **FAST)
+    run(opt, 7, heavy)
+    assert [d.rounds_left for d in seen] == [6, 5]  # budget 12 - design 5 - this ask - earlier ones
+    opt.tell([0.1, 0.1], *heavy([0.1, 0.1]))  # a told point uses a trial of the budget
+    opt.ask(2)
+    assert [d.rounds_left for d in seen[2:]] == [3, 2]
+    d = seen[-1]
+    raw = np.array([t["constraints"] for t in opt.history() if t["state"] == "complete"])
+    assert opt.metrics()["outcome_units"]["constraints"] == ["bilog2"]
+    assert np.any(raw > 1e9)
+    np.testing.assert_allclose(d.c_to_raw(d.c), raw, rtol=1e-12)
+    assert d.exact is False
+
+
+# -------------------------------------------------------------------------------- initial design
+def test_a_given_design_is_asked_first_in_order_and_states_the_horizon(tmp_path, monkeypatch):
+    seen = _spy_decisions(monkeypatch, "ckb-ucb")
+    D = np.array([[0.1, 0.9], [0.5, 0.5], [0.9, 0.2]])
+    path = tmp_path / "s.db"
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], policy="ckb-ucb", budget=8, initial_design=D, storage=path, study_name="d", **FAST
+    )
+    assert opt.n_init == 3 and opt.horizon == 5 and opt.policy.horizon == 5
+    X = opt.ask(2)
+    np.testing.assert_array_equal(X, D[:2])
+    opt.tell(X[0], *problem(X[0]))
+    opt.tell(X[1], *problem(X[1]))
+    opt.tell([0.3, 0.3], *problem([0.3, 0.3]))  # the user's point does not change the horizon
+    x = opt.ask()
+    np.testing.assert_array_equal(x, D[2])
+    opt.tell(x, *problem(x))
+    run(opt, 2)
+    h = opt.history()
+    assert [t["source"] for t in h] == ["init", "init", "user", "init", "policy", "policy"]
+    assert [t["info"].get("design_index") for t in h[:4]] == [0, 1, None, 2]
+    assert opt.metrics()["remaining"] == 2 and opt.metrics()["horizon"] == 5
+    assert all(d.models is not None for d in seen) and len(seen) == 2
+    opt.close()
+    with StudyStorage(path) as s:
+        spec = s.spec("d")
+    assert spec["horizon"] == 5 and spec["initial_design"] == D.tolist() and spec["n_init"] == 3
+    loaded = ckb.Optimizer.load(path, "d")
+    assert loaded.horizon == 5 and np.array_equal(loaded._design(), D)
+
+
+def test_a_callable_design_gets_n_init_and_a_seeded_generator():
+    calls = []
+
+    def latin(n, rng):
+        calls.append(n)
+        return (rng.permutation(n)[:, None] + rng.uniform(0, 1, (n, 2))) / n
+
+    a = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=4, initial_design=latin, seed=3)
+    b = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=4, initial_design=latin, seed=3)
+    assert calls == [4, 4] and np.array_equal(a._design(), b._design()) and a._design().shape == (4, 2)
+    np.testing.assert_array_equal(a.ask(4), a._design())
+    c = ckb.Optimizer([0], [1], budget=10, initial_design=lambda n, rng: np.linspace(0, 1, 3)[:, None])
+    assert c.n_init == 3 and c.horizon == 7  # without n_init, the callable's points define it
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        (
+            {"initial_design": [[0.5, 0.5], [0.5, 1.5]]},
+            OutOfDomainError,
+            r"initial_design point 1 .* coordinate 1 = 1.5",
+        ),
+        ({"initial_design": [[0.5, np.nan]]}, InvalidInputError, "initial_design point 0 must be finite"),
+        (
+            {"initial_design": [0.5, 0.5]},
+            InvalidInputError,
+            r"\(n, d\) array of points with d = 2, got shape \(2,\)",
+        ),
+        ({"initial_design": [["a", 0.5]]}, InvalidInputError, "initial_design must be an"),
+        (
+            {"initial_design": np.full((3, 2), 0.5), "n_init": 2},
+            InvalidInputError,
+            "n_init = 2 but initial_design has 3",
+        ),
+        (
+            {"initial_design": lambda n, rng: np.full((n + 1, 2), 0.5), "n_init": 2},
+            InvalidInputError,
+            r"initial_design\(2, rng\) has 3",
+        ),
+        (
+            {"initial_design": lambda n, rng: 1 / 0},
+            InvalidInputError,
+            r"initial_design\(6, rng\) raised ZeroDivisionError",
+        ),
+        ({"initial_design": np.full((9, 2), 0.5)}, InvalidInputError, "9 points but the budget is 8"),
+        (
+            {"initial_design": [[0.5, 0.5]], "candidates": [[0.1, 0.1]]},
+            InvalidInputError,
+            "not one of the candidates",
+        ),
+    ],
+)
+def test_a_bad_design_is_named_before_anything_is_stored(tmp_path, kwargs, err, match):
+    path = tmp_path / "s.db"
+    with pytest.raises(err, match=match):
+        ckb.Optimizer([0, 0], [1, 1], budget=8, storage=path, study_name="x", **kwargs)
+    with StudyStorage(path) as s:
+        assert s.study_names() == []
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_design_results_told_without_an_ask_count_as_design_points(given):
+    """Results already on disk: telling design points that were not asked records them as the design
+    (source init), in any order; the asks skip them and the policy starts once the design is done. The
+    design's violations are not charged to the violation budget, and the horizon does not change."""
+    D = np.array([[0.1, 0.9], [0.5, 0.5], [0.9, 0.2], [0.2, 0.3]]) if given else None
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=4, initial_design=D, violation_budget=1.0, **FAST)
+    design = opt._design()
+    if not given:
+        np.testing.assert_array_equal(design, initial_design([0, 0], [1, 1], 4, seed=0))
+    for i in (2, 0):
+        opt.tell(design[i], 1.0, [5.0])
+    assert opt.ask().tolist() == design[1].tolist()
+    opt.tell(design[1], 1.0, [5.0])
+    opt.tell(design[1], 2.0, [0.5])  # the same point again: a repeat, the user's
+    opt.tell(design[3], 1.0, [5.0])
+    x = opt.ask()
+    h = opt.history()
+    assert [(t["source"], t["info"].get("design_index")) for t in h] == [
+        ("init", 2),
+        ("init", 0),
+        ("init", 1),
+        ("user", None),
+        ("init", 3),
+        ("policy", None),
+    ]
+    assert not np.array_equal(x, design[0]) and opt.horizon == 6
+    assert opt.metrics()["violation_spent"] == [0.5] and opt.metrics()["violation_budget_left"] == [0.5]
+
+
+# --------------------------------------------------------------------------------- outcome units
+def test_one_huge_constraint_value_no_longer_silences_the_others(monkeypatch):
+    """A told constraint value of 1e300 made the RMS overflow: every constraint value became 0 to the
+    policy for every later ask. Now it gets the robust map and the others keep their signs, and the
+    fitted model still tells the feasible observations from the infeasible ones."""
+    import torch
+
+    seen = _spy_decisions(monkeypatch, "cei")
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=14, n_init=10, seed=2, **FAST)
+    X = opt.ask(10)
+    for i, x in enumerate(X):
+        y, g = problem(x)
+        opt.tell(x, y, [1e300] if i == 0 else g)
+    opt.ask()
+    d = seen[-1]
+    raw = np.array([problem(x)[1][0] for x in X[1:]])
+    assert np.all(np.sign(d.c[1:, 0]) == np.sign(raw)) and np.std(d.c[1:, 0]) > 0.05
+    mu, _ = d.models.mean_std(torch.as_tensor(opt.space.to_unit(X[1:])))
+    assert np.mean(np.sign(mu[:, 1].detach().numpy()) == np.sign(raw)) >= 0.8
+    assert opt.history()[0]["constraints"][0] == 1e300  # the raw value stays in the study
+    assert opt.metrics()["outcome_units"] == {"objective": "standardize", "constraints": ["bilog2"]}
+    assert opt.history()[-1]["info"]["units"] == {"objective": "standardize", "constraints": ["bilog2"]}
+
+
+@pytest.mark.parametrize("big", [1e155, float(np.finfo(float).max)])
+def test_huge_objective_values_do_not_overflow(big):
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=8, n_init=4, minimize=True, **FAST)
+    X = opt.ask(4)
+    for i, x in enumerate(X):
+        opt.tell(x, big if i == 1 else -problem(x)[0], problem(x)[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        x = opt.ask()
+    assert np.all(np.isfinite(x)) and opt.metrics()["outcome_units"]["objective"] == "rank"
+
+
+def test_a_bad_outcome_transform_is_named():
+    with pytest.raises(
+        InvalidInputError, match="outcome_transform must be one of 'auto', 'rms', 'bilog', got 'log'"
+    ):
+        ckb.Optimizer([0, 0], [1, 1], outcome_transform="log")
+
+
+# ---------------------------------------------------------------------------------------- exact
+@pytest.mark.parametrize("exact", [False, True])
+def test_exact_evaluations_are_never_repeated(monkeypatch, exact):
+    """On a tiny candidate set, ckb-ucb returns to the unconstrained maximum (a corner) while it is
+    optimistic about its constraint; with exact=True no candidate is evaluated twice until all were."""
+    seen = _spy_decisions(monkeypatch, "ckb-ucb")
+    C = np.array([[1.0, 1.0], [0.0, 0.0], [0.5, 0.0], [0.0, 0.5], [0.25, 0.25]])
+
+    def corner(x):
+        return float(x[0] + x[1]), [float(x[0] + x[1] - 0.6)]
+
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], policy="ckb-ucb", budget=9, n_init=2, candidates=C, exact=exact, seed=0, **FAST
+    )
+    run(opt, 9, corner)
+    X = [tuple(t["x"]) for t in opt.history()]
+    first = X[: len(C)]
+    assert all(d.exact is exact for d in seen)
+    if exact:
+        assert len(set(first)) == len(C)  # every candidate once before any repeat
+    else:
+        assert len(set(first)) < len(C)  # the policy repeats a point when allowed to
+
+
+def test_exact_continuous_asks_avoid_every_evaluated_point(monkeypatch):
+    from ckb.optimizer.acquisition import SAME_POINT
+
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="ckb-ucb", budget=14, n_init=4, exact=True, seed=1, **FAST)
+    run(opt, 14, lambda x: (float(x[0] + x[1]), [float(x[0] - 0.2)]))
+    U = np.array([t["x"] for t in opt.history()])
+    gaps = np.max(np.abs(U[:, None] - U[None]), axis=-1) + 2 * np.eye(len(U))
+    assert np.all(gaps > SAME_POINT)
+
+
+# -------------------------------------------------------------------------------------- numerics
+def test_fit_warnings_are_counted_per_trial_and_in_the_metrics(monkeypatch):
+    import botorch.fit
+
+    real = botorch.fit.fit_gpytorch_mll
+
+    def noisy(mll, **kw):
+        warnings.warn("added jitter of 1.0e-06 to the diagonal", RuntimeWarning, stacklevel=2)
+        return real(mll, **kw)
+
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=8, n_init=3, **FAST)
+    run(opt, 3)
+    monkeypatch.setattr(botorch.fit, "fit_gpytorch_mll", noisy)
+    run(opt, 2)
+    h = opt.history()
+    num = h[3]["info"]["numerics"]
+    assert num["fit_warnings"] == 2 and num["acq_warnings"] == 0 and num["fit_failed"] == 0  # f and g0
+    assert num["messages"] == ["RuntimeWarning: added jitter of 1.0e-06 to the diagonal"]
+    met = opt.metrics()["numerics"]
+    assert met["fit_warnings"] == 4 and met["fit_failed"] == 0 and len(met["messages"]) == 1
+
+
+def test_acquisition_warnings_are_counted(monkeypatch):
+    import botorch.optim
+
+    real = botorch.optim.optimize_acqf
+
+    def warns(*a, **kw):
+        from botorch.exceptions.warnings import OptimizationWarning
+
+        warnings.warn("Optimization failed within scipy.optimize.minimize", OptimizationWarning, stacklevel=2)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(botorch.optim, "optimize_acqf", warns)
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="ckb-ucb", budget=6, n_init=3, **FAST)
+    run(opt, 4)
+    num = opt.history()[3]["info"]["numerics"]
+    assert num["acq_warnings"] == 1 and num["messages"][0].startswith(
+        "OptimizationWarning: Optimization failed"
+    )
+
+
+def test_a_failed_fit_is_recorded(monkeypatch):
+    """fit_failed never fired: a failure of BoTorch's fit only shows when every retry failed, and the
+    benchmark read a fit_failures attribute the optimizer did not have. Forced here."""
+    import botorch.fit
+    from botorch.exceptions import ModelFittingError
+
+    def fails(mll, **kw):
+        raise ModelFittingError("All attempts to fit the model have failed.")
+
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=8, n_init=3, **FAST)
+    run(opt, 3)
+    monkeypatch.setattr(botorch.fit, "fit_gpytorch_mll", fails)
+    run(opt, 1)
+    info = opt.history()[3]["info"]
+    assert info["fit_failed"] == 1.0 and info["numerics"]["fit_failed"] == 1
+    assert "fit of f failed: ModelFittingError: All attempts" in info["numerics"]["messages"][0]
+    assert opt.metrics()["numerics"]["fit_failed"] == 1 and opt.fit_failures == 1
+
+
+def test_strict_numerics_turns_a_warning_or_failure_into_an_error_and_records_nothing(monkeypatch, tmp_path):
+    import botorch.fit
+    from botorch.exceptions import ModelFittingError
+
+    real = botorch.fit.fit_gpytorch_mll
+    opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=8, n_init=3, strict_numerics=True, **FAST)
+    run(opt, 4)  # no warning in a plain run
+    before = _snapshot(opt)
+
+    def noisy(mll, **kw):
+        warnings.warn("added jitter of 1.0e-06 to the diagonal", RuntimeWarning, stacklevel=2)
+        return real(mll, **kw)
+
+    monkeypatch.setattr(botorch.fit, "fit_gpytorch_mll", noisy)
+    with pytest.raises(
+        ckb.NumericsError,
+        match=r"^strict_numerics: fitting the GPs warned: RuntimeWarning: added jitter .* \(and 1 more\); nothing was recorded\.$",
+    ):
+        opt.ask()
+    monkeypatch.setattr(
+        botorch.fit, "fit_gpytorch_mll", lambda mll, **kw: (_ for _ in ()).throw(ModelFittingError("gave up"))
+    )
+    with pytest.raises(ckb.NumericsError, match="fit of f failed: ModelFittingError: gave up"):
+        opt.ask()
+    assert _snapshot(opt) == before
+    monkeypatch.setattr(botorch.fit, "fit_gpytorch_mll", real)
+    opt.strict_numerics = False
+    assert opt.ask().shape == (2,)
+
+
+def test_library_deprecations_are_not_numerics():
+    from ckb.optimizer.models import capture_warnings
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with capture_warnings() as caught:
+            warnings.warn("old API", DeprecationWarning, stacklevel=2)
+            warnings.warn("not positive definite", RuntimeWarning, stacklevel=2)
+    assert caught == ["RuntimeWarning: not positive definite"]
+    assert [str(w.message) for w in shown] == ["old API"]  # passed on, not swallowed
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (
+            {"initial_design": [[0.2, 0.2], [0.7, 0.7]]},
+            r"created with initial_design = \[\[0.1, 0.9\], \[0.5, 0.5\]\]",
+        ),
+        ({"exact": False}, "created with exact = True, but this Optimizer was given exact = False"),
+        ({"outcome_transform": "rms"}, "created with outcome_transform = 'auto'"),
+        (
+            {"violation_budget": 2.0},
+            r"created with violation_budget = \[1.0\], but .* given violation_budget = \[2.0\]",
+        ),
+    ],
+)
+def test_the_new_options_are_part_of_the_study_identity(tmp_path, change, match):
+    path = tmp_path / "s.db"
+    kw = dict(budget=6, initial_design=[[0.1, 0.9], [0.5, 0.5]], exact=True, violation_budget=1.0)
+    ckb.Optimizer([0, 0], [1, 1], storage=path, study_name="p", **kw).close()
+    with pytest.raises(InvalidInputError, match=match):
+        ckb.Optimizer([0, 0], [1, 1], storage=path, study_name="p", **{**kw, **change})
+    loaded = ckb.Optimizer.load(path, "p")
+    assert loaded.exact is True and loaded.violation_budget == [1.0] and loaded.n_init == 2
