@@ -325,6 +325,29 @@ def test_one_huge_constraint_value_no_longer_silences_the_others(monkeypatch):
     assert opt.history()[-1]["info"]["units"] == {"objective": "standardize", "constraints": ["bilog2"]}
 
 
+def test_one_huge_objective_value_leaves_the_order_of_the_others_to_the_policy(monkeypatch):
+    """A heavy-tailed objective gets the normal scores of its ranks: the others keep their order (not
+    their spacing: only the order decides the incumbent and where the GP puts the optimum), and a
+    change of that order changes the next ask."""
+    seen = _spy_decisions(monkeypatch, "cei")
+    asks = []
+    for best in (2, 3):
+        opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=8, n_init=5, seed=3, **FAST)
+        X = opt.ask(5)
+        for i, x in enumerate(X):
+            y = 1e300 if i == 0 else (5.0 if i == best else float(i))
+            opt.tell(x, y, [-1.0 + 0.1 * i])
+        asks.append(opt.ask())
+        y_p = seen[-1].y
+        assert (
+            np.all(np.isfinite(y_p))
+            and np.argmax(y_p) == 0
+            and np.argsort(y_p[1:]).tolist()
+            == np.argsort([5.0 if i == best else float(i) for i in range(1, 5)]).tolist()
+        )
+    assert not np.array_equal(asks[0], asks[1])
+
+
 @pytest.mark.parametrize("big", [1e155, float(np.finfo(float).max)])
 def test_huge_objective_values_do_not_overflow(big):
     opt = ckb.Optimizer([0, 0], [1, 1], policy="cei", budget=8, n_init=4, minimize=True, **FAST)

@@ -47,7 +47,8 @@ before dividing where :math:`|v|/s` is not finite, moments are scaled before squ
 **Model.** One BoTorch ``SingleTaskGP`` with independent outputs (a batched model: one set of
 hyperparameters per target, fitted together): inputs in the unit cube, RBF kernel with BoTorch's
 dimension-scaled log-normal lengthscale prior, constant mean, Gaussian noise (BoTorch's LogNormal(-4, 1)
-prior; floor 1e-4, or ``noise_floor``: ``exact=True`` uses 1e-6, see :data:`ckb.optimizer.core.EXACT_NOISE_FLOOR`),
+prior; floor 1e-4, or ``noise_floor``: ``exact=True`` uses 1e-6, measured at
+:data:`ckb.optimizer.core.EXACT_NOISE_FLOOR`),
 every target standardized once more for the fit (:math:`z = (v - a)/b` with its sample mean and
 standard deviation; means and standard deviations are mapped back, :math:`\mu_v = a + b\mu_z`,
 :math:`\sigma_v = b\sigma_z`). Hyperparameters maximize the marginal likelihood (``fit_gpytorch_mll``
