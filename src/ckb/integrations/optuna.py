@@ -129,7 +129,7 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
 
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
-from ckb.optimizer.core import BotorchNotInstalledError, policy_units
+from ckb.optimizer.core import _require_botorch, policy_units
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token
@@ -151,17 +151,6 @@ _MAX_POLL = 0.05
 
 class DecisionTimeoutError(CKBError, TimeoutError):
     """Another process kept its claim on the next decision longer than ``decision_timeout``."""
-
-
-def _require_botorch() -> None:
-    import importlib.util
-
-    missing = [name for name in ("torch", "botorch", "gpytorch") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise BotorchNotInstalledError(
-            f"CKBSampler fits its GPs with BoTorch, but {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not installed: pip install 'ckb[optuna,botorch]'."
-        )
 
 
 # ------------------------------------------------------------------------------------ search space
@@ -383,7 +372,7 @@ class CKBSampler(BaseSampler):
         decision_timeout: float = 600.0,
         **policy_params: Any,
     ) -> None:
-        _require_botorch()
+        _require_botorch("CKBSampler", "optuna")
         from ckb.optimizer.policies import GOAL_POLICIES, OPTIMIZER_POLICIES
 
         if goal not in GOAL_POLICIES:

@@ -231,15 +231,16 @@ class BotorchNotInstalledError(CKBError, ImportError):
     """``ckb.Optimizer`` needs torch and BoTorch (the ``botorch`` extra), which are not installed."""
 
 
-def _require_botorch() -> None:
+def _require_botorch(who: str = "ckb.Optimizer", extra: str = "botorch") -> None:
+    """A clear error naming ``who``, the missing packages and the extra to install (from the checkout)."""
     import importlib.util
 
     missing = [name for name in ("torch", "botorch", "gpytorch") if importlib.util.find_spec(name) is None]
     if missing:
         raise BotorchNotInstalledError(
-            f"ckb.Optimizer fits its GPs with BoTorch, but {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not installed. Install ckb's botorch extra from "
-            "the folder of your ckb checkout: pip install -e '.[botorch]' (ckb is not on PyPI; install "
+            f"{who} fits its GPs with BoTorch, but {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed. Install ckb's {extra} extra from "
+            f"the folder of your ckb checkout: pip install -e '.[{extra}]' (ckb is not on PyPI; install "
             "torch first if you want a particular build of it)."
         )
 
