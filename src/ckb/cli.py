@@ -20,6 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from ckb.cli_reproduce import reproduce_command
 from ckb.cli_study import study_app
 from ckb.errors import CKBError
 
@@ -427,9 +428,7 @@ def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=Non
     console.print(f"{time.perf_counter() - start:.1f} s. Table: {out / 'beta_scale_sweep.json'}")
 
 
-app.command("reproduce")(
-    __import__("ckb.cli_reproduce", fromlist=["_"]).reproduce_command
-)  # cli_reproduce.py
+app.command("reproduce")(reproduce_command)  # ckb reproduce PAPER (cli_reproduce.py)
 
 
 def main() -> None:  # pragma: no cover
