@@ -165,11 +165,6 @@ def test_damaged_study_file_is_refused_in_one_line_and_left_unchanged(tmp_path, 
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Optimizer.load (create=False) writes ckb's schema into an existing empty file before it "
-    "finds no study there: the refused file is changed",
-)
 def test_load_of_an_empty_file_is_refused_and_leaves_it_empty(tmp_path):
     path = tmp_path / "s.db"
     path.write_bytes(b"")

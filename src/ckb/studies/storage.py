@@ -196,7 +196,8 @@ class StudyStorage:
             else:
                 if self._open_existing(create=create):
                     kind = self._probe()  # read-only: a foreign file is refused before anything is written
-                    self._check_kind(kind, allow_empty=True)
+                    # an empty file holds no study: only a caller that may create one may write the schema
+                    self._check_kind(kind, allow_empty=create)
                 self._conn = self._connect(str(self.path), uri=False)
                 self._prepare_writer()
         except sqlite3.DatabaseError as exc:
