@@ -132,7 +132,7 @@ from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import _require_botorch, policy_units
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
-from ckb.studies.turns import _alive, _start_token
+from ckb.studies.turns import _alive, _start_token, _wait_in_line
 
 __all__ = ["CKBSampler", "DecisionTimeoutError"]
 
@@ -146,7 +146,6 @@ RELEASED_KEY = "ckb:released"
 SPEC_KEY = "ckb:sampler"
 _VERSION = 1
 _HOST = socket.gethostname()
-_MAX_POLL = 0.05
 
 
 class DecisionTimeoutError(CKBError, TimeoutError):
@@ -718,32 +717,27 @@ class CKBSampler(BaseSampler):
 
     def _wait(self, study, number: int, ticket: int) -> None:
         mine = (ticket, number)
-        poll, since, blocker = 0.002, time.monotonic(), None
-        while True:
+
+        def first_ahead():
             running = study._storage.get_all_trials(
                 study._study_id, deepcopy=False, states=(TrialState.RUNNING,)
             )
-            ahead = None
             for t in running:
                 if t.number == number:
                     continue
                 claim = _active_claim(t)
                 if claim is not None and (claim["choosing"] or (int(claim["ticket"]), t.number) < mine):
-                    ahead = (t.number, claim)
-                    break
-            if ahead is None:
-                return
-            if blocker is None or ahead[0] != blocker:
-                blocker, since = ahead[0], time.monotonic()
-            elif time.monotonic() - since > self.decision_timeout:
-                claim = ahead[1]
-                raise DecisionTimeoutError(
-                    f"trial {number} waited {self.decision_timeout:g} s for trial {blocker}'s decision (pid "
-                    f"{claim['pid']} on host {claim['host']}); if that process is gone, fail its trial "
-                    "(optuna.storages.fail_stale_trials with a heartbeat, or study.tell(n, state=FAIL))."
-                )
-            time.sleep(poll)
-            poll = min(2 * poll, _MAX_POLL)
+                    return t.number, claim
+            return None
+
+        def timed_out(blocker: int, claim) -> DecisionTimeoutError:
+            return DecisionTimeoutError(
+                f"trial {number} waited {self.decision_timeout:g} s for trial {blocker}'s decision (pid "
+                f"{claim['pid']} on host {claim['host']}); if that process is gone, fail its trial "
+                "(optuna.storages.fail_stale_trials with a heartbeat, or study.tell(n, state=FAIL))."
+            )
+
+        _wait_in_line(first_ahead, self.decision_timeout, timed_out, delay=0.002)
 
     # ------------------------------------------------------------------------------- reports
     def decisions(self, study) -> list[dict[str, Any]]:

@@ -130,27 +130,46 @@ def _translated(store: StudyStorage):
 
 def _wait(store: StudyStorage, study_id: int, ticket: int) -> None:
     """Poll until no older ticket of the study remains, removing those of dead processes."""
-    front, since, delay = None, time.monotonic(), 0.001
-    while True:
-        ahead = store._conn.execute(
-            "SELECT ticket, pid, host, token FROM turns WHERE study_id = ? AND ticket < ? ORDER BY ticket",
-            (study_id, ticket),
-        ).fetchall()
-        if not ahead:
-            return
-        dead = [r["ticket"] for r in ahead if r["host"] == _HOST and not _alive(r["pid"], r["token"])]
-        if dead:
+
+    def first_ahead():
+        while True:
+            ahead = store._conn.execute(
+                "SELECT ticket, pid, host, token FROM turns WHERE study_id = ? AND ticket < ? ORDER BY ticket",
+                (study_id, ticket),
+            ).fetchall()
+            if not ahead:
+                return None
+            dead = [r["ticket"] for r in ahead if r["host"] == _HOST and not _alive(r["pid"], r["token"])]
+            if not dead:
+                return ahead[0]["ticket"], ahead
             with store._tx(immediate=True) as c:
                 c.executemany("DELETE FROM turns WHERE ticket = ?", [(t,) for t in dead])
-            continue
-        if ahead[0]["ticket"] != front:  # the queue moved
-            front, since = ahead[0]["ticket"], time.monotonic()
-        elif time.monotonic() - since > store.timeout:
-            r = ahead[0]
-            raise StudyBusyError(
-                f"waited {store.timeout:g} s for process {r['pid']} on {r['host']!r} to finish its turn at a "
-                f"study in {store.path} ({len(ahead)} process(es) ahead); nothing was changed. If that "
-                "process is stuck, stop it (its turn is then skipped), or pass a longer timeout."
-            )
+
+    def timed_out(front: int, ahead) -> StudyBusyError:
+        r = ahead[0]
+        return StudyBusyError(
+            f"waited {store.timeout:g} s for process {r['pid']} on {r['host']!r} to finish its turn at a "
+            f"study in {store.path} ({len(ahead)} process(es) ahead); nothing was changed. If that "
+            "process is stuck, stop it (its turn is then skipped), or pass a longer timeout."
+        )
+
+    _wait_in_line(first_ahead, store.timeout, timed_out, delay=0.001)
+
+
+def _wait_in_line(first_ahead, timeout: float, timed_out, *, delay: float) -> None:
+    """Poll until nothing is ahead: ``first_ahead()`` returns None, or ``(key, what)`` for the first one
+    ahead. Sleeps between polls start at ``delay`` seconds and double up to ``_MAX_POLL``; when the same
+    key has stayed first for more than ``timeout`` seconds, raises ``timed_out(key, what)``. Shared by
+    the study turns here and the decision turns of :class:`ckb.integrations.optuna.CKBSampler`."""
+    front, since = None, time.monotonic()
+    while True:
+        ahead = first_ahead()
+        if ahead is None:
+            return
+        key, what = ahead
+        if key != front:  # the line moved
+            front, since = key, time.monotonic()
+        elif time.monotonic() - since > timeout:
+            raise timed_out(key, what)
         time.sleep(delay)
         delay = min(2 * delay, _MAX_POLL)
