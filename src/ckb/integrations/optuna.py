@@ -129,7 +129,17 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
 
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
-from ckb.optimizer.core import _require_botorch, policy_units
+from ckb.optimizer.core import (
+    _fit_models,
+    _maximizer,
+    _require_botorch,
+    _restored,
+    _set_search_options,
+    _snapshot,
+    _stored_params,
+    _torch_threads,
+    policy_units,
+)
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
@@ -402,19 +412,11 @@ class CKBSampler(BaseSampler):
                     f"violation_budget must be a number >= 0 or one per constraint, got {violation_budget!r}."
                 )
             self.violation_budget = vb.tolist()
-        self.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
-        self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
-        self.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
-        self.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
-        self.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
-        self.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+        _set_search_options(
+            self, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
+        )
         self.decision_timeout = check_scalar(decision_timeout, "decision_timeout", low=0.0)
-        try:
-            self.policy_params = loads(dumps(policy_params))
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(
-                f"policy parameters must be numbers, strings, lists or dicts: {exc}"
-            ) from None
+        self.policy_params = _stored_params(policy_params)
         self._check_policy()
         self._intersection = optuna.search_space.IntersectionSearchSpace()
         self._lock = threading.Lock()
@@ -532,11 +534,7 @@ class CKBSampler(BaseSampler):
         rng = np.random.default_rng(self.seed)
         for _ in range(number):
             rng.integers(2**63 - 1)
-        return {
-            "policy": self._make_policy(m, self._horizon(n_startup)).state_dict(),
-            "rng": rng.bit_generator.state,
-            "models": None,
-        }
+        return _snapshot(self._make_policy(m, self._horizon(n_startup)), rng)
 
     def _decide(self, study, trial: FrozenTrial, space: _Space) -> dict[str, Any]:
         with self._lock, self._turn(study, trial) as ticket:
@@ -578,11 +576,7 @@ class CKBSampler(BaseSampler):
                 "params": params,
                 "info": info,
                 "pid": os.getpid(),
-                "state": {
-                    "policy": policy.state_dict(),
-                    "rng": rng.bit_generator.state,
-                    "models": models_state,
-                },
+                "state": _snapshot(policy, rng, models_state),
             }
             storage.set_trial_system_attr(trial._trial_id, RECORD_KEY, dumps(record))
         return params
@@ -602,11 +596,7 @@ class CKBSampler(BaseSampler):
                 )
 
     def _restore(self, state: dict[str, Any], m: int, n_startup: int):
-        policy = self._make_policy(m, self._horizon(n_startup))
-        policy.load_state_dict(state["policy"])
-        rng = np.random.default_rng()
-        rng.bit_generator.state = state["rng"]
-        return policy, rng, state.get("models")
+        return _restored(self._make_policy(m, self._horizon(n_startup)), state)
 
     def _fold(self, policy, chain: list[dict[str, Any]], data: _Data) -> list[int]:
         """Tell-time updates of the chain's complete, not yet folded decisions, in completion order."""
@@ -624,40 +614,17 @@ class CKBSampler(BaseSampler):
         """One decision, as :meth:`ckb.Optimizer._next` makes it (units, fits, fantasies, maximizer)."""
         import torch
 
-        from ckb.optimizer.acquisition import Maximizer
-        from ckb.optimizer.models import Models
         from ckb.optimizer.policies import Decision
 
         with _torch_threads(self.torch_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
             y_p, c_p, scales = policy_units(data.y, data.c, data.minimize, data.m)
-            targets = policy.targets(y_p, c_p)
-            names, tag, n = list(targets), policy.model_tag(), len(data.y)
-            st = models_state
-            same = st is not None and st["names"] == names and st.get("space") == space.names
-            refit = not same or st["tag"] != tag or n - int(st["n_fit"]) >= self.refit_every
-            models = Models(data.X, targets, st["hyper"] if same else None, fit=refit)
-            if refit:
-                models_state = {
-                    "names": names,
-                    "tag": tag,
-                    "n_fit": n,
-                    "hyper": models.hyper,
-                    "space": space.names,
-                }
+            models, models_state = _fit_models(
+                policy, data.X, y_p, c_p, models_state, self.refit_every, same={"space": (space.names, None)}
+            )
             fit_ok = models.fit_ok
             conditioned = models.condition(data.busy) if len(data.busy) else models
-            maxi = Maximizer(
-                space.d,
-                rng,
-                candidates=None,
-                num_restarts=self.num_restarts,
-                raw_samples=self.raw_samples,
-                maxiter=self.maxiter,
-            )
-            sep = None
-            if self.batch_separation > 0 and len(data.pending):
-                sep = self.batch_separation * models.lengthscales().min(axis=0)
+            maximize = _maximizer(self, space.d, rng, models, data.pending)
             rms = np.asarray(scales["c_rms"], dtype=float)
             left = None
             if self.violation_budget is not None:  # spent by the evaluations after the design
@@ -668,7 +635,7 @@ class CKBSampler(BaseSampler):
             u, internals = policy.decide(
                 Decision(
                     conditioned,
-                    lambda fn: maxi(fn, exclude=data.pending, separation=sep),
+                    maximize,
                     rng,
                     y_p,
                     c_p,
@@ -811,20 +778,6 @@ def _categorical_error(name: str, dist: CategoricalDistribution) -> InvalidInput
         f"CKBSampler models float and int parameters; {name!r} is categorical {list(dist.choices)!r}: encode "
         "it as an int parameter, or pass categorical='independent' to draw it at random outside the model."
     )
-
-
-@contextmanager
-def _torch_threads(n: int):
-    import torch
-
-    old = torch.get_num_threads()
-    if old != n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if old != n:
-            torch.set_num_threads(old)
 
 
 # ------------------------------------------------------------------------------------------ demo

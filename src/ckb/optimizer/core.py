@@ -383,12 +383,9 @@ class Optimizer:
         self.outcome_transform = outcome_transform
         self.violation_budget = _check_violation_budget(violation_budget, self.m)
         self._user_design, self.n_init = self._check_design(initial_design, n_init)
-        self.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
-        self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
-        self.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
-        self.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
-        self.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
-        self.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+        _set_search_options(
+            self, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
+        )
         self._set_policy(goals[goal] if policy is None else policy, policy_params)
         self.study_name = "study" if study_name is None else study_name
         if not isinstance(self.study_name, str) or not self.study_name:
@@ -458,12 +455,7 @@ class Optimizer:
         reg = _policy_registry()
         self.policy_name = reg.canonical(policy)  # UnknownNameError with a did-you-mean
         self._policy_cls = reg.get(self.policy_name)
-        try:
-            self.policy_params = loads(dumps(policy_params))
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(
-                f"policy parameters must be numbers, strings, lists or dicts: {exc}"
-            ) from None
+        self.policy_params = _stored_params(policy_params)
         #: the policies' horizon T: the budget minus the initial design (at least 1), stated once here,
         #: stored with the study and given to every policy; points told without an ask do not change it
         self.horizon = max(1, self.budget - self.n_init)
@@ -524,11 +516,7 @@ class Optimizer:
         }
 
     def _initial_state(self) -> dict[str, Any]:
-        return {
-            "policy": self.policy.state_dict(),
-            "rng": np.random.default_rng(self.seed).bit_generator.state,
-            "models": None,
-        }
+        return _snapshot(self.policy, np.random.default_rng(self.seed))
 
     @property
     def store(self) -> StudyStorage:
@@ -553,11 +541,7 @@ class Optimizer:
     def _restore(self, state: dict[str, Any]) -> None:
         """The policy, the generator and the model state as stored after a step."""
         try:
-            self.policy = self._make_policy()
-            self.policy.load_state_dict(state["policy"])
-            self.rng = np.random.default_rng()
-            self.rng.bit_generator.state = state["rng"]
-            self._models_state = state.get("models")
+            self.policy, self.rng, self._models_state = _restored(self._make_policy(), state)
         except (KeyError, TypeError) as exc:
             raise StudyFileError(
                 f"study {self.study_name!r} in {self.store.path} holds a damaged optimizer state "
@@ -565,11 +549,7 @@ class Optimizer:
             ) from exc
 
     def _state(self) -> dict[str, Any]:
-        return {
-            "policy": self.policy.state_dict(),
-            "rng": self.rng.bit_generator.state,
-            "models": self._models_state,
-        }
+        return _snapshot(self.policy, self.rng, self._models_state)
 
     def _transact(self, decide):
         """One step: the study's snapshot restores the policy, ``decide(step)`` records on it, and the
@@ -635,25 +615,14 @@ class Optimizer:
         models = ctx["models"].condition(np.array(busy)) if busy else ctx["models"]
         build_log = models.warnings if busy else []
         pending = np.array(unit["pending"]).reshape(-1, self.space.d)
-        from ckb.optimizer.acquisition import Maximizer
         from ckb.optimizer.policies import Decision
 
         C = None if self.space.candidates is None else self.space.to_unit(self.space.candidates)
-        maxi = Maximizer(
-            self.space.d,
-            self.rng,
-            candidates=C,
-            num_restarts=self.num_restarts,
-            raw_samples=self.raw_samples,
-            maxiter=self.maxiter,
-        )
-        sep = None
-        if self.batch_separation > 0 and len(pending):
-            sep = self.batch_separation * ctx["models"].lengthscales().min(axis=0)
-        maximize = lambda fn: maxi(fn, exclude=pending, separation=sep)
+        done = None
         if self.exact:
             done = np.array([self.space.to_unit(t["x"]) for t in trials if t["state"] != "pending"])
-            maximize = _never_twice(maxi, pending, sep, done.reshape(-1, self.space.d))
+            done = done.reshape(-1, self.space.d)
+        maximize = _maximizer(self, self.space.d, self.rng, ctx["models"], pending, candidates=C, done=done)
         decision = Decision(
             models,
             maximize,
@@ -735,33 +704,20 @@ class Optimizer:
     def _context(self, trials: list[dict]) -> dict[str, Any]:
         """Data in policy units, the fitted models (hyperparameters per the refit schedule) and what is
         left of the violation budget."""
-        from ckb.optimizer.models import Models
-
         X, y, c = complete_arrays(trials)
         units = self.units(trials)
         y_p, c_p = units.y(y), units.c(c)
-        targets = self.policy.targets(y_p, c_p)
-        names, tag, n, kinds = list(targets), self.policy.model_tag(), len(y), units.describe()
-        st = self._models_state
-        same = st is not None and st["names"] == names
-        # new units (auto switched a target's map) make the stored hyperparameters stale
-        refit = (
-            not same
-            or st["tag"] != tag
-            or n - int(st["n_fit"]) >= self.refit_every
-            or st.get("units", _plain_units(self.m)) != kinds
-        )
-        models = Models(
+        models, self._models_state = _fit_models(
+            self.policy,
             self.space.to_unit(X),
-            targets,
-            st["hyper"] if same else None,
-            fit=refit,
+            y_p,
+            c_p,
+            self._models_state,
+            self.refit_every,
             noise_floor=EXACT_NOISE_FLOOR if self.exact else None,
+            # new units (auto switched a target's map) make the stored hyperparameters stale
+            stale={"units": (units.describe(), _plain_units(self.m))},
         )
-        if refit:
-            self._models_state = {"names": names, "tag": tag, "n_fit": n, "hyper": models.hyper}
-            if kinds != _plain_units(self.m):
-                self._models_state["units"] = kinds
         left = None
         if self.violation_budget is not None:
             left = np.maximum(np.array(self.violation_budget) - violation_spent(trials, self.m), 0.0)
@@ -986,6 +942,111 @@ def _never_twice(maxi, pending: np.ndarray, sep, done: np.ndarray):
         return x, v
 
     return maximize
+
+
+def _stored_params(policy_params: dict[str, Any]) -> dict[str, Any]:
+    """The policy's constants as the study stores them (a JSON round trip: numbers, strings, lists and
+    dicts only, else an error)."""
+    try:
+        return loads(dumps(policy_params))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"policy parameters must be numbers, strings, lists or dicts: {exc}"
+        ) from None
+
+
+def _set_search_options(
+    obj: Any, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
+) -> None:
+    """Check the model and search options that :class:`Optimizer` and
+    :class:`~ckb.integrations.optuna.CKBSampler` share, and set them on ``obj``."""
+    obj.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
+    obj.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
+    obj.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
+    obj.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
+    obj.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
+    obj.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+
+
+def _snapshot(policy, rng: np.random.Generator, models: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The state a decision leaves (and the next one starts from): the policy's state, the numpy
+    generator's and the stored model state (hyperparameters and what they were fitted on)."""
+    return {"policy": policy.state_dict(), "rng": rng.bit_generator.state, "models": models}
+
+
+def _restored(policy, state: dict[str, Any]) -> tuple[Any, np.random.Generator, dict[str, Any] | None]:
+    """``(policy, rng, models)`` from a :func:`_snapshot`: ``policy`` (freshly built) with its stored
+    state loaded, the generator in its stored state, and the stored model state."""
+    policy.load_state_dict(state["policy"])
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state["rng"]
+    return policy, rng, state.get("models")
+
+
+def _fit_models(
+    policy,
+    X: np.ndarray,
+    y_p: np.ndarray,
+    c_p: np.ndarray,
+    state: dict[str, Any] | None,
+    refit_every: int,
+    *,
+    noise_floor: float | None = None,
+    same: dict[str, tuple[Any, Any]] | None = None,
+    stale: dict[str, tuple[Any, Any]] | None = None,
+):
+    """The policy's GPs (:class:`~ckb.optimizer.models.Models`) of its targets of ``y_p``, ``c_p`` (policy
+    units) at ``X`` (unit cube), with the refit schedule; returns ``(models, state)``.
+
+    ``state`` is the stored model state (None before the first fit). Its hyperparameters are the warm
+    start when the targets have the same names and every entry of ``same`` (``key: (value, default)``,
+    the default standing for a state without the key) matches; they are refitted when they are not
+    reused, when the policy's model tag changed, when ``refit_every`` results arrived since the last
+    fit, or when an entry of ``stale`` (likewise) changed. After a refit the new state holds the names,
+    tag, number of results and hyperparameters, and the entries of ``same`` and ``stale`` that differ
+    from their defaults."""
+    from ckb.optimizer.models import Models
+
+    same, stale = same or {}, stale or {}
+    targets = policy.targets(y_p, c_p)
+    names, tag, n = list(targets), policy.model_tag(), len(y_p)
+    st = state
+    warm = st is not None and st["names"] == names
+    warm = warm and all(st.get(k, d) == v for k, (v, d) in same.items())
+    refit = (
+        not warm
+        or st["tag"] != tag
+        or n - int(st["n_fit"]) >= refit_every
+        or any(st.get(k, d) != v for k, (v, d) in stale.items())
+    )
+    models = Models(X, targets, st["hyper"] if warm else None, fit=refit, noise_floor=noise_floor)
+    if refit:
+        state = {"names": names, "tag": tag, "n_fit": n, "hyper": models.hyper}
+        state.update({k: v for k, (v, d) in {**same, **stale}.items() if v != d})
+    return models, state
+
+
+def _maximizer(opts, d: int, rng, models, pending: np.ndarray, *, candidates=None, done=None):
+    """``maximize(fn)`` for a decision: the :class:`~ckb.optimizer.acquisition.Maximizer` with the search
+    options of ``opts`` (an :class:`Optimizer` or a ``CKBSampler``), excluding the ``pending`` points and
+    keeping ``batch_separation`` times the ``models``' shortest lengthscale per dimension from them;
+    with ``done`` (``exact=True``), never an evaluated point (:func:`_never_twice`)."""
+    from ckb.optimizer.acquisition import Maximizer
+
+    maxi = Maximizer(
+        d,
+        rng,
+        candidates=candidates,
+        num_restarts=opts.num_restarts,
+        raw_samples=opts.raw_samples,
+        maxiter=opts.maxiter,
+    )
+    sep = None
+    if opts.batch_separation > 0 and len(pending):
+        sep = opts.batch_separation * models.lengthscales().min(axis=0)
+    if done is not None:
+        return _never_twice(maxi, pending, sep, done)
+    return lambda fn: maxi(fn, exclude=pending, separation=sep)
 
 
 @contextmanager
