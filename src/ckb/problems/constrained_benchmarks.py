@@ -275,8 +275,38 @@ add_benchmarks(
 # ---------------------------------------------------------------------------------------------- factories
 
 
-def _problem(name, domain, f, g, x_star, f_star, noise_std, hints, metadata, minimize=True) -> Problem:
+#: the toy problems' boxes (lower, upper), objectives, constraints and optima (x*, f*)
+_DEFINITIONS = {
+    "gardner-1": ((0.0, 0.0), (6.0, 6.0), gardner1_f, gardner1_g, GARDNER1_X_STAR, GARDNER1_F_STAR),
+    "gramacy": ((0.0, 0.0), (1.0, 1.0), gramacy_f, gramacy_g, GRAMACY_X_STAR, GRAMACY_F_STAR),
+    "branin-disk": ((-5.0, 0.0), (10.0, 15.0), branin, branin_disk_g, BRANIN_X_STAR, BRANIN_F_STAR),
+    "hartmann6-ball": ((0.0,) * 6, (1.0,) * 6, hartmann6, ball_g, HARTMANN6_X_STAR, HARTMANN6_F_STAR),
+}
+#: their hints: bounds B on |f| and G on |g| over the box, the best single-point Slater margin
+_HINTS = {
+    "gardner-1": {"B": 2.0, "G": 1.5, "slater_margin": 1.5},
+    "gramacy": {"B": 2.0, "G": 1.78, "slater_margin": 0.78},
+    "branin-disk": {"B": 308.13, "G": 62.5, "slater_margin": 50.0},
+    "hartmann6-ball": {"B": 3.33, "G": math.sqrt(6.0) - 1.0, "slater_margin": 1.0},
+}
+#: their formulas (in the problems' metadata)
+_FORMULAS = {
+    "gardner-1": {"f": "cos(2 x1) cos(x2) + sin(x1)", "g": "cos(x1) cos(x2) - sin(x1) sin(x2) - 0.5"},
+    "gramacy": {
+        "f": "x1 + x2",
+        "g": ["3/2 - x1 - 2 x2 - 1/2 sin(2 pi (x1^2 - 2 x2))", "x1^2 + x2^2 - 3/2"],
+    },
+    "branin-disk": {"f": "branin(x1, x2)", "g": "(x1 - 2.5)^2 + (x2 - 7.5)^2 - 50"},
+    "hartmann6-ball": {"f": "hartmann6(x)", "g": "||x||_2 - 1"},
+}
+
+
+def _problem(name: str, noise_std: float) -> Problem:
+    """Toy problem ``name`` (minimized) with Gaussian noise of standard deviation ``noise_std`` on f and
+    every g_j, from its definition above and its benchmark facts."""
     noise_std = check_scalar(noise_std, "noise_std", low=0.0)
+    lower, upper, f, g, x_star, f_star = _DEFINITIONS[name]
+    domain = BoxDomain(lower, upper)
     m = np.asarray(g(domain.lower[None, :])).shape[1]
     bench = CONSTRAINED_BENCHMARKS[name]
     width = float(np.min(domain.upper - domain.lower))
@@ -287,11 +317,11 @@ def _problem(name, domain, f, g, x_star, f_star, noise_std, hints, metadata, min
         g,
         GaussianNoise(noise_std, [noise_std] * m),
         kernel=Matern(0.25 * width, nu=2.5),
-        minimize=minimize,
+        minimize=True,
         optimum=(np.asarray(x_star, dtype=float).copy(), float(f_star)),
-        hints={**hints, "R": noise_std},
+        hints={**_HINTS[name], "R": noise_std},
         metadata={
-            **metadata,
+            **_FORMULAS[name],
             "x_star": np.asarray(x_star).tolist(),
             "f_star": float(f_star),
             "constraint_scale": list(bench.constraint_scale),
@@ -302,74 +332,32 @@ def _problem(name, domain, f, g, x_star, f_star, noise_std, hints, metadata, min
     )
 
 
-@PROBLEMS.register("gardner-1")
-def gardner_1(rng: np.random.Generator, *, noise_std: float = 0.0) -> Problem:
-    """Gardner et al. 2014 simulation 1: min cos(2x1)cos(x2) + sin(x1) s.t. cos(x1 + x2) <= 0.5 on [0,6]^2."""
-    return _problem(
-        "gardner-1",
-        BoxDomain([0.0, 0.0], [6.0, 6.0]),
-        gardner1_f,
-        gardner1_g,
-        GARDNER1_X_STAR,
-        GARDNER1_F_STAR,
-        noise_std,
-        {"B": 2.0, "G": 1.5, "slater_margin": 1.5},
-        {"f": "cos(2 x1) cos(x2) + sin(x1)", "g": "cos(x1) cos(x2) - sin(x1) sin(x2) - 0.5"},
-    )
+def _factory(name: str, summary: str):
+    """Register and return the factory of toy problem ``name`` (``summary``: its docstring)."""
+
+    def factory(rng: np.random.Generator, *, noise_std: float = 0.0) -> Problem:
+        return _problem(name, noise_std)
+
+    factory.__name__ = factory.__qualname__ = name.replace("-", "_")
+    factory.__doc__ = summary
+    return PROBLEMS.register(name)(factory)
 
 
-@PROBLEMS.register("gramacy")
-def gramacy(rng: np.random.Generator, *, noise_std: float = 0.0) -> Problem:
-    """Gramacy et al. 2016 toy problem: min x1 + x2 on [0,1]^2 under two constraints (f* = 0.5998)."""
-    return _problem(
-        "gramacy",
-        BoxDomain([0.0, 0.0], [1.0, 1.0]),
-        gramacy_f,
-        gramacy_g,
-        GRAMACY_X_STAR,
-        GRAMACY_F_STAR,
-        noise_std,
-        {"B": 2.0, "G": 1.78, "slater_margin": 0.78},
-        {
-            "f": "x1 + x2",
-            "g": [
-                "3/2 - x1 - 2 x2 - 1/2 sin(2 pi (x1^2 - 2 x2))",
-                "x1^2 + x2^2 - 3/2",
-            ],
-        },
-    )
-
-
-@PROBLEMS.register("branin-disk")
-def branin_disk(rng: np.random.Generator, *, noise_std: float = 0.0) -> Problem:
-    """Branin-Hoo on [-5,10] x [0,15] s.t. (x1 - 2.5)^2 + (x2 - 7.5)^2 <= 50 (Gelbart et al. 2014)."""
-    return _problem(
-        "branin-disk",
-        BoxDomain([-5.0, 0.0], [10.0, 15.0]),
-        branin,
-        branin_disk_g,
-        BRANIN_X_STAR,
-        BRANIN_F_STAR,
-        noise_std,
-        {"B": 308.13, "G": 62.5, "slater_margin": 50.0},
-        {"f": "branin(x1, x2)", "g": "(x1 - 2.5)^2 + (x2 - 7.5)^2 - 50"},
-    )
-
-
-@PROBLEMS.register("hartmann6-ball")
-def hartmann6_ball(rng: np.random.Generator, *, noise_std: float = 0.0) -> Problem:
-    """Hartmann-6 on [0,1]^6 s.t. ||x||_2 <= 1 (Letham et al. 2019; BoTorch's ConstrainedHartmann)."""
-    return _problem(
-        "hartmann6-ball",
-        BoxDomain(np.zeros(6), np.ones(6)),
-        hartmann6,
-        ball_g,
-        HARTMANN6_X_STAR,
-        HARTMANN6_F_STAR,
-        noise_std,
-        {"B": 3.33, "G": math.sqrt(6.0) - 1.0, "slater_margin": 1.0},
-        {"f": "hartmann6(x)", "g": "||x||_2 - 1"},
-    )
+gardner_1 = _factory(
+    "gardner-1",
+    "Gardner et al. 2014 simulation 1: min cos(2x1)cos(x2) + sin(x1) s.t. cos(x1 + x2) <= 0.5 on [0,6]^2.",
+)
+gramacy = _factory(
+    "gramacy", "Gramacy et al. 2016 toy problem: min x1 + x2 on [0,1]^2 under two constraints (f* = 0.5998)."
+)
+branin_disk = _factory(
+    "branin-disk",
+    "Branin-Hoo on [-5,10] x [0,15] s.t. (x1 - 2.5)^2 + (x2 - 7.5)^2 <= 50 (Gelbart et al. 2014).",
+)
+hartmann6_ball = _factory(
+    "hartmann6-ball",
+    "Hartmann-6 on [0,1]^6 s.t. ||x||_2 <= 1 (Letham et al. 2019; BoTorch's ConstrainedHartmann).",
+)
 
 
 # The engineering design problems (welded beam, tension spring, speed reducer) add their entries here.
