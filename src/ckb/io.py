@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -92,6 +92,18 @@ def load_state(path: str | Path) -> dict[str, Any]:
         arrays = {k: data[k] for k in data.files if k != "__json__"}
         tree = json.loads(bytes(data["__json__"]).decode())
     return _join(tree, arrays)
+
+
+class SavedState:
+    """``save(path)`` and ``load(path)`` for a class with ``state_dict()`` and the classmethod
+    ``from_state(state)``: the state in one pickle-free file (:func:`save_state`, :func:`load_state`)."""
+
+    def save(self, path: str | Path) -> None:
+        save_state(path, self.state_dict())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        return cls.from_state(load_state(path))
 
 
 def write_json(path: str | Path, obj: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ckb._config import SeededConfig
-from ckb.io import load_state, save_state
+from ckb.io import SavedState, load_state, save_state
 from ckb.multiagent.backends import make_backend
 from ckb.multiagent.coordinator import play_rounds
 from ckb.multiagent.methods import build_setup
@@ -47,7 +47,11 @@ class MultiAgentTrialConfig(SeededConfig):
     _hash_exclude = ("trial", "backend_options")
 
 
-class MultiAgentTrace:
+#: what a :class:`MultiAgentTrace` is made of: its constructor's keywords, in the order it saves them
+_TRACE_FIELDS = ("index", "x", "f", "g", "d", "seconds", "internals", "f_star", "horizon", "meta")
+
+
+class MultiAgentTrace(SavedState):
     """Per-round record of a trial (true values; saved as a pickle-free ``.npz``).
 
     ``index`` (T, N) grid indices, ``x`` (T, n) stacked points, ``f`` (T, N) true :math:`f_i`,
@@ -88,29 +92,12 @@ class MultiAgentTrace:
         return curves(self.F, self.G, self.d, self.f_star)
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "x": self.x,
-            "f": self.f,
-            "g": self.g,
-            "d": self.d,
-            "seconds": self.seconds,
-            "internals": self.internals,
-            "f_star": self.f_star,
-            "horizon": self.horizon,
-            "meta": self.meta,
-        }
+        """The constructor's keywords (:meth:`from_state` builds the trace from them)."""
+        return {name: getattr(self, name) for name in _TRACE_FIELDS}
 
     @classmethod
     def from_state(cls, s: dict[str, Any]) -> MultiAgentTrace:
         return cls(**s)
-
-    def save(self, path: str | Path) -> None:
-        save_state(path, self.state_dict())
-
-    @classmethod
-    def load(cls, path: str | Path) -> MultiAgentTrace:
-        return cls.from_state(load_state(path))
 
 
 class MultiAgentTrial:

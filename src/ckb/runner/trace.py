@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ckb.errors import CKBError
-from ckb.io import load_state, save_state
+from ckb.io import SavedState
 from ckb.runner.environment import Outcome
 
 #: bytes a trace holds per round beyond its ``x`` (8 d), ``g`` and ``c`` (8 m each): index, f, y, seconds,
@@ -53,7 +52,13 @@ def check_memory(needed: int, what: str, hint: str = "") -> None:
         )
 
 
-class Trace:
+#: a trace's settings (its constructor's arguments), saved first
+_SETTINGS = ("horizon", "d", "m", "utility_star", "utility_star_plus", "sign", "meta")
+#: the per-round arrays a trace records (``trace.f`` and the others are their recorded prefixes)
+_RECORDED = ("index", "x", "f", "g", "y", "c", "seconds")
+
+
+class Trace(SavedState):
     """Arrays over rounds ``1..t``: played arm/point, true ``f`` and ``g``, observed ``y`` and ``c`` (problem
     sense), the policy's internals (one array per name), and the policy's seconds per round (ask + tell)."""
 
@@ -107,7 +112,7 @@ class Trace:
 
     def __getattr__(self, name: str) -> np.ndarray:
         # trace.f, trace.g, ... are the recorded prefix of the preallocated arrays
-        if name in ("index", "x", "f", "g", "y", "c", "seconds"):
+        if name in _RECORDED:
             return self.__dict__[f"_{name}"][: self.t]
         raise AttributeError(name)
 
@@ -123,25 +128,14 @@ class Trace:
         return {k: v[: self.t] for k, v in self._internals.items()}
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "horizon": self.horizon,
-            "d": self.d,
-            "m": self.m,
-            "utility_star": self.utility_star,
-            "utility_star_plus": self.utility_star_plus,
-            "sign": self.sign,
-            "meta": self.meta,
-            "t": self.t,
-            "index": self.index.copy(),
-            "x": self.x.copy(),
-            "f": self.f.copy(),
-            "g": self.g.copy(),
-            "y": self.y.copy(),
-            "c": self.c.copy(),
-            "seconds": self.seconds.copy(),
-            "u_star": self._u_star[: self.t].copy(),
-            "internals": {k: v.copy() for k, v in self.internals.items()},
-        }
+        """The settings, the round ``t``, copies of the recorded arrays, the per-round optima and the
+        internals (:meth:`from_state` rebuilds the trace from them)."""
+        state = {k: getattr(self, k) for k in _SETTINGS}
+        state["t"] = self.t
+        state.update({k: getattr(self, k).copy() for k in _RECORDED})
+        state["u_star"] = self._u_star[: self.t].copy()
+        state["internals"] = {k: v.copy() for k, v in self.internals.items()}
+        return state
 
     @classmethod
     def from_state(cls, s: dict[str, Any]) -> Trace:
@@ -149,7 +143,7 @@ class Trace:
             s["horizon"], s["d"], s["m"], s["utility_star"], s["sign"], s["meta"], s.get("utility_star_plus")
         )
         t = tr.t = int(s["t"])
-        for k in ("index", "x", "f", "g", "y", "c", "seconds"):
+        for k in _RECORDED:
             tr.__dict__[f"_{k}"][:t] = s[k]
         if "u_star" in s:
             tr._u_star[:t] = s["u_star"]
@@ -157,10 +151,3 @@ class Trace:
             tr._internals[k] = np.full(tr.horizon, np.nan)
             tr._internals[k][:t] = v
         return tr
-
-    def save(self, path: str | Path) -> None:
-        save_state(path, self.state_dict())
-
-    @classmethod
-    def load(cls, path: str | Path) -> Trace:
-        return cls.from_state(load_state(path))
