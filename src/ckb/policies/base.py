@@ -157,6 +157,17 @@ class Policy(ABC):
         n = check_scalar(n_candidates, "n_candidates", low=1, integer=True)
         return sobol_candidates(dom.lower, dom.upper, n, self.rng), False
 
+    def _search_gps(
+        self, kernel, noise: float, n_candidates: int, n_restarts: int, *, method: str, m: int = 0
+    ) -> tuple[ExactGP, list[ExactGP]]:
+        """The GPs of :meth:`_gps` (regularizer ``noise``, kept as ``self.noise``) on the search set of
+        :meth:`_search_set` (``self._finite``: whether the argmax over it is exact); ``n_restarts`` (kept
+        as ``self.n_restarts``) is the number of local refinements :meth:`_best` makes on a box."""
+        self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
+        self.n_restarts = check_scalar(n_restarts, "n_restarts", low=0, integer=True)
+        cands, self._finite = self._search_set(n_candidates)
+        return self._gps(kernel, self.noise, cands, method=method, m=m)
+
     def _best(
         self, scores: np.ndarray, score_at, candidates: np.ndarray, n_restarts: int
     ) -> int | np.ndarray:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import check_choice
 from ckb.errors import InvalidInputError
 from ckb.policies.base import Policy, RuleAdapter
 from ckb.policies.registry import POLICIES
@@ -77,11 +77,8 @@ class _EpochPenalty(RuleAdapter, Policy):
             beta_scale=beta_scale,
             **rule_constants,
         )
-        self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
         self.data = check_choice(data, "data", _DATA_MODES)
-        self.n_restarts = check_scalar(n_restarts, "n_restarts", low=0, integer=True)
-        cands, self._finite = self._search_set(n_candidates)
-        self.gp, _ = self._gps(kernel, self.noise, cands, method=method)
+        self.gp, _ = self._search_gps(kernel, noise, n_candidates, n_restarts, method=method)
         self._ys = np.empty(0)  # raw reward observations (for relabelling)
         self._cs = np.empty((0, info.m))
 

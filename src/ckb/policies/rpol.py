@@ -87,10 +87,9 @@ class OptimisticPolicy(RuleAdapter, Policy):
                     f"policy {self.name!r} with noise='auto' (1 + 2/T) needs the horizon T."
                 )
             noise = 1.0 + 2.0 / check_scalar(horizon, "horizon", low=1, integer=True)
-        self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
-        self.n_restarts = check_scalar(n_restarts, "n_restarts", low=0, integer=True)
-        cands, self._finite = self._search_set(n_candidates)
-        self.gp_f, self.gp_g = self._gps(kernel, self.noise, cands, method=method, m=info.m)
+        self.gp_f, self.gp_g = self._search_gps(
+            kernel, noise, n_candidates, n_restarts, method=method, m=info.m
+        )
         self._bf = self._bg = float("nan")
 
     def _model(self, name: str):
