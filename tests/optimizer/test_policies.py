@@ -201,7 +201,8 @@ def test_state_round_trips_through_json(name):
 
 def test_registry_names_and_bad_constants():
     assert set(OPTIMIZER_POLICIES.names()) == {
-        "ckb-ucb", "ckb-ts", "ckb-rand", "rpol-ucb", "config", "penalty-noisy", "cei", "pcei", "queue-ucb"
+        "ckb-ucb", "ckb-ts", "ckb-rand", "rpol-ucb", "config", "penalty-noisy", "cei", "pcei", "queue-ucb",
+        "slack-cei",
     }  # fmt: skip
     with pytest.raises(UnknownNameError, match="Did you mean 'ckb-ucb'"):
         OPTIMIZER_POLICIES.get("ckb-ubc")

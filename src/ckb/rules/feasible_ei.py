@@ -135,3 +135,55 @@ class PessimisticCEIRule(Rule):
 
     def internals(self) -> dict[str, float]:
         return dict(self.last)
+
+
+class SlackCEIRule(PessimisticCEIRule):
+    r"""Constrained EI that spends the cumulative constraint's slack, then exploits (ckb's rule for the
+    cumulative goal; not from one of the five papers).
+
+    In the cumulative regime every evaluation counts and the constraint that must hold is the running
+    sum :math:`\sum_s g_j(x_s) \le 0`. Earlier strictly feasible evaluations (the initial design's,
+    typically) leave slack :math:`-S_{t,j} = -\sum_{s<t} c_{s,j}` (observed values, in the constraints'
+    own units); spread evenly over the :math:`R_t` asks left (this one included), each ask may use
+
+    .. math::
+
+        a_{t,j} = -S_{t,j} / R_t
+
+    (negative when the running sum is in debt: the next points must then be strictly feasible by that
+    margin). The rule is :class:`PessimisticCEIRule` with this signed allowance as its threshold
+    :math:`\tau_{t,j}` (mapped into the models' units), the probability of feasibility taken against it,
+    :math:`\Phi((\tau_j - \mu_{g_j})/\sigma_{g_j})`, and an endgame that *exploits*: once the largest expected
+    improvement falls below ``endgame_ei``, it plays
+
+    .. math::
+
+        x_t = \arg\max_{x \in A_t} \mu_f(x), \qquad
+        A_t = \{x : \mu_{g_j}(x) + \kappa\,\sigma_{g_j}(x) \le \tau_{t,j}\ \forall j\},
+
+    the best point the models are confident is affordable: in the cumulative regime a good point is
+    worth evaluating again (a repeat earns its objective), which the best-feasible goal never wants.
+    Near an optimum on an active constraint, the slack lets the endgame sit just past the boundary,
+    where the objective is higher, while the running sum stays at or below zero as long as the models
+    hold within ``kappa`` standard deviations.
+
+    Constants as :class:`PessimisticCEIRule` (``kappa`` 2, ``explore_kappa`` 0, ``endgame_ei`` 1e-3);
+    the allowance comes from the observed running sum at each ask, so there is no state besides the
+    endgame flag. Internals as :class:`PessimisticCEIRule`, ``allowance`` being :math:`a_t` (signed).
+    """
+
+    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None):
+        """log PoF before any feasible observation; on the admissible set log EI + log P(g <= tau) before
+        the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere."""
+        import torch
+
+        tau = 0.0 if threshold is None else like(threshold, mu_g)
+        log_pof = torch.special.log_ndtr((tau - mu_g) / sd_g).sum(-1)
+        if best is None:
+            return log_pof
+        if self.endgame:
+            value = mu_f
+        else:
+            value = log_cei(mu_f, sd_f, best, mu_g - tau, sd_g)
+        excess = self.excess(mu_g, sd_g, threshold)
+        return torch.where(excess <= 0.0, value, FLOOR - excess)

@@ -28,10 +28,18 @@ class PessimisticCEI(RuleOptimizerPolicy):
         self._begin()
         rule = self.rule
         best = rule.incumbent(ctx.y, ctx.c)
-        allowance = ctx.violation_left
-        models = ctx.models
+        allowance, tau = self._allowance(ctx)
+        x = self._argmax(ctx, best, tau)
+        relaxed = None if best is None else self._relaxed(tau)
+        if relaxed is not None and self._excess(ctx.models, x, tau) > 0.0:
+            tau = relaxed  # nothing admissible at the first threshold: the relaxed one
+            x = self._argmax(ctx, best, tau)
+        rule.record(self._excess(ctx.models, x, tau), best, allowance)
+        return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
 
-        tau = _thresholds(allowance, ctx.c_to_raw, self.m)
+    def _argmax(self, ctx, best: float | None, tau) -> np.ndarray:
+        """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now)."""
+        rule, models = self.rule, ctx.models
 
         def score(X):
             mu, sd = models.mean_std(X)
@@ -40,8 +48,17 @@ class PessimisticCEI(RuleOptimizerPolicy):
         x, _ = ctx.maximize(score)
         if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
             x, _ = ctx.maximize(score)  # the endgame starts now: this point already under its width
-        rule.record(self._excess(models, x, tau), best, allowance)
-        return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
+        return x
+
+    def _relaxed(self, tau) -> np.ndarray | None:
+        """A second threshold to try when no point is admissible at the first (None: the first is final,
+        as a violation budget's is)."""
+        return None
+
+    def _allowance(self, ctx) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """What this ask may spend per constraint, in the constraints' own units and in the models'
+        units: what remains of the violation budget (None without one: threshold 0)."""
+        return ctx.violation_left, _thresholds(ctx.violation_left, ctx.c_to_raw, self.m)
 
     def _excess(self, models, x: np.ndarray, tau) -> float:
         import torch
@@ -82,3 +99,14 @@ def _thresholds(allowance, to_raw, m: int) -> np.ndarray | None:
         ok = np.asarray(to_raw(mid[None, :]), dtype=float).reshape(m) <= a
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     return np.where(a <= 0, 0.0, lo)
+
+
+def _signed_thresholds(allowance: np.ndarray, to_raw, m: int) -> np.ndarray:
+    """:func:`_thresholds` for a signed allowance: a negative entry maps to the smallest-magnitude v <= 0
+    with ``to_raw(v) <= allowance`` (by the same bisection on the mirrored map)."""
+    a = np.asarray(allowance, dtype=float).reshape(m)
+    if to_raw is None:
+        return a.copy()
+    pos = _thresholds(np.maximum(a, 0.0), to_raw, m)
+    neg = _thresholds(np.maximum(-a, 0.0), lambda w: -np.asarray(to_raw(-np.asarray(w))), m)
+    return np.where(a >= 0.0, pos, -neg)

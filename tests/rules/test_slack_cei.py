@@ -1,0 +1,87 @@
+"""Constrained EI spending the cumulative constraint's slack (ckb.rules.feasible_ei.SlackCEIRule and the
+``slack-cei`` optimizer policy): the signed threshold, the exploiting endgame, the allowance from the
+observed running sum, the relaxation when a debt cannot be repaid, and the running sum on a problem."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("botorch")
+
+from ckb.optimizer.policies.pcei import _signed_thresholds  # noqa: E402
+from ckb.rules.cei import log_cei  # noqa: E402
+from ckb.rules.feasible_ei import FLOOR, SlackCEIRule  # noqa: E402
+
+T = lambda a: torch.as_tensor(np.asarray(a, dtype=float))
+
+
+def test_before_the_endgame_constrained_ei_against_the_threshold_on_the_admissible_set():
+    rule = SlackCEIRule(1, 10, kappa=2.0, explore_kappa=1.0)  # exploring: width 1
+    mu_f, sd_f = T([0.5, 0.9, 0.2]), T([1.0, 1.0, 1.0])
+    mu_g, sd_g = T([[-0.5], [0.1], [0.4]]), T([[0.2], [0.2], [0.1]])  # UCBs -0.3, 0.3, 0.5
+    tau = np.array([0.35])  # slack to spend: the second point becomes admissible
+    v = rule.score(mu_f, sd_f, 0.0, mu_g, sd_g, tau).numpy()
+    want = log_cei(mu_f, sd_f, 0.0, mu_g - 0.35, sd_g).numpy()  # P(g <= 0.35), not P(g <= 0)
+    np.testing.assert_allclose(v[:2], want[:2])
+    assert v[2] == pytest.approx(FLOOR - 0.15)
+
+
+def test_in_the_endgame_the_best_admissible_posterior_mean():
+    rule = SlackCEIRule(1, 10, kappa=2.0, explore_kappa=2.0)  # endgame from the start
+    assert rule.endgame
+    mu_f, sd_f = T([0.5, 0.9, 0.7]), T([1.0, 1.0, 1.0])
+    mu_g, sd_g = T([[-1.0], [-0.5], [-0.1]]), T([[0.4], [0.4], [0.1]])  # UCBs -0.2, 0.3, 0.1
+    v = rule.score(mu_f, sd_f, 0.0, mu_g, sd_g, np.array([-0.1])).numpy()  # in debt: margin 0.1
+    np.testing.assert_allclose(v, [0.5, FLOOR - 0.4, FLOOR - 0.2])
+    v = rule.score(mu_f, sd_f, 0.0, mu_g, sd_g, np.array([0.1])).numpy()  # slack 0.1
+    np.testing.assert_allclose(v, [0.5, FLOOR - 0.2, 0.7])
+
+
+def test_signed_thresholds_invert_the_unit_map_on_both_sides():
+    to_raw = lambda v: 2.0 * np.asarray(v)
+    np.testing.assert_allclose(_signed_thresholds([1.0, -1.0, 0.0], to_raw, 3), [0.5, -0.5, 0.0], atol=1e-12)
+    cube = lambda v: np.asarray(v) ** 3  # nonlinear, odd, monotone
+    np.testing.assert_allclose(_signed_thresholds([8.0, -0.001], cube, 2), [2.0, -0.1], rtol=1e-9)
+    np.testing.assert_allclose(_signed_thresholds([-3.0], None, 1), [-3.0])
+
+
+class _Ctx:
+    def __init__(self, c, rounds_left, to_raw=None):
+        self.c, self.rounds_left, self.c_to_raw = np.asarray(c, dtype=float), rounds_left, to_raw
+
+
+def test_the_allowance_is_the_running_sums_slack_spread_over_the_asks_left():
+    from ckb.optimizer.policies.slack_cei import SlackCEI
+
+    pol = SlackCEI(2, 20)
+    to_raw = lambda v: 3.0 * np.asarray(v)  # raw = 3 x policy units
+    c = [[-1.0, 0.5], [-0.5, 0.5], [0.5, 0.2]]  # raw sums -3.0 and 3.6
+    a, tau = pol._allowance(_Ctx(c, rounds_left=5, to_raw=to_raw))  # 6 asks with this one
+    np.testing.assert_allclose(a, [0.5, -0.6])
+    np.testing.assert_allclose(tau, [0.5 / 3.0, -0.2], atol=1e-12)
+    assert pol._relaxed(tau) is not None and np.all(pol._relaxed(tau) == [tau[0], 0.0])
+    assert pol._relaxed(np.array([0.1, 0.0])) is None  # no debt: the threshold is final
+
+
+def test_slack_cei_keeps_the_running_sum_at_or_below_zero_and_exploits():
+    """max x0 + x1 s.t. x0 + x1 <= 1 on [0, 1]^2 with a feasible design: the running constraint sum
+    stays <= 0 (within the models' error) while the evaluations after the design approach the
+    boundary, where the objective is best."""
+    import ckb
+
+    def ev(x):
+        return float(x[0] + x[1]), [float(x[0] + x[1] - 1.0)]
+
+    design = np.array([[0.1, 0.2], [0.3, 0.1], [0.2, 0.4], [0.05, 0.3], [0.4, 0.2], [0.1, 0.1]])
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, goal="cumulative", policy="slack-cei", budget=24,
+                        initial_design=design, seed=3)  # fmt: skip
+    g_sum = 0.0
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        f, g = ev(x)
+        opt.tell(x, f, g)
+        g_sum += g[0]
+    hist = opt.history()
+    f_after = [h["objective"] for h in hist[6:]]
+    assert g_sum <= 0.05, g_sum
+    assert np.mean(f_after[-6:]) > 0.9, f_after  # the last evaluations near the boundary, x0 + x1 = 1
