@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,3 +159,25 @@ def test_a_failing_run_is_reported_not_written(tmp_path):
     assert not cfg.path(tmp_path).exists()
     summary = run_benchmark([cfg], tmp_path, workers=1, plots=False)
     assert len(summary["errors"]) == 1 and summary["problems"] == {}
+
+
+def test_the_code_digest_covers_the_rules_the_optimizer_decides_with(tmp_path):
+    """A change to a rule (ckb/rules) or a width (ckb/exploration) changes the digest recorded with
+    every run, as a change to ckb/optimizer does; other packages do not."""
+    import shutil
+
+    import ckb
+    from ckb.benchmarking.constrained import source_digest
+
+    root = tmp_path / "ckb"
+    for sub in ("optimizer", "rules", "exploration", "problems"):
+        shutil.copytree(Path(ckb.__file__).parent / sub, root / sub)
+    before = source_digest(root)
+    for sub in ("rules", "exploration", "optimizer"):
+        f = sorted((root / sub).glob("*.py"))[-1]
+        f.write_text(f.read_text() + "\n# changed\n")
+        assert source_digest(root) != before, sub
+        before = source_digest(root)
+    f = sorted((root / "problems").glob("*.py"))[-1]
+    f.write_text(f.read_text() + "\n# changed\n")
+    assert source_digest(root) == before

@@ -249,21 +249,34 @@ def make_method(
 
 _VERSIONS: dict[str, str] | None = None
 
+#: the subpackages of ckb whose sources decide what ckb.Optimizer asks
+DECISION_SOURCES = ("optimizer", "rules", "exploration")
+
+
+def source_digest(root: Path) -> str:
+    """A digest (16 hex digits) of the ``.py`` files of :data:`DECISION_SOURCES` under the package
+    directory ``root``."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for sub in DECISION_SOURCES:
+        for path in sorted((Path(root) / sub).rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
 
 def _versions() -> dict[str, str]:
-    """Package versions and a digest of ckb's optimizer sources, taken once per process (when the
-    optimizer's modules are first imported, so it names the code the process runs)."""
+    """Package versions and a digest of the sources ckb's optimizer decides with (``ckb/optimizer``,
+    the rules of ``ckb/rules`` and the widths of ``ckb/exploration``; under the key ``ckb.optimizer``),
+    taken once per process (when the optimizer's modules are first imported, so it names the code the
+    process runs)."""
     global _VERSIONS
     if _VERSIONS is None:
-        import hashlib
         import importlib.metadata as md
 
-        import ckb.optimizer
+        import ckb
 
-        digest = hashlib.sha256()
-        for path in sorted(Path(ckb.optimizer.__file__).parent.rglob("*.py")):
-            digest.update(path.read_bytes())
-        _VERSIONS = {"ckb.optimizer": digest.hexdigest()[:16]}
+        _VERSIONS = {"ckb.optimizer": source_digest(Path(ckb.__file__).parent)}
         for pkg in ("numpy", "scipy", "torch", "botorch", "gpytorch"):
             try:
                 _VERSIONS[pkg] = md.version(pkg)
