@@ -17,7 +17,7 @@ console = Console()
 
 def reproduce_command(
     paper: Annotated[
-        str | None, typer.Argument(help="Short name (e.g. zhou-ji-2022) or number (000-004).")
+        str | None, typer.Argument(help="Short name of the paper (e.g. zhou-ji-2022; --list shows them).")
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the papers and their claims counts.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="Reduced trials and horizon (tests, CI).")] = False,
@@ -38,11 +38,11 @@ def reproduce_command(
 
     if list_ or paper is None:
         table = Table(title="papers (ckb reproduce NAME)")
-        for col in ("name", "number", "citation", "specs", "claims"):
+        for col in ("name", "citation", "specs", "claims"):
             table.add_column(col)
         for name in PAPERS:
             p = load_paper(name, check_specs=False)
-            table.add_row(p.short, p.number, p.citation, ", ".join(p.specs), str(len(p.claims)))
+            table.add_row(p.short, p.citation, ", ".join(p.specs), str(len(p.claims)))
         console.print(table)
         return
     p = load_paper(paper)

@@ -40,3 +40,17 @@ def test_unknown_paper_and_bad_claims_are_named():
         _claim({**base, "kind": "ordering", "order": ["x"]}, "")
     with pytest.raises(SpecError, match="Did you mean 'tolerance'"):
         _claim({**base, "kind": "value", "algorithm": "x", "paper_value": 1, "tolerence": 1}, "")
+
+
+def test_the_list_names_papers_by_short_name_and_citation_not_by_the_project_file_numbers():
+    from typer.testing import CliRunner
+
+    from ckb.cli import app
+    from ckb.reproduce.claims import claim_files, load_paper
+
+    res = CliRunner().invoke(app, ["reproduce", "--list"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    for short in claim_files():
+        paper = load_paper(short, check_specs=False)
+        assert paper.short in res.output
+        assert f" {paper.number} " not in res.output
