@@ -208,6 +208,9 @@ def test_bad_settings_are_one_line_errors():
     with pytest.raises(InvalidInputError, match="pass n_trials="):
         CKBSampler(policy="ckb-ucb")
     CKBSampler(policy="ckb-ucb", V=2.0)  # V given: the horizon no longer matters
+    with pytest.raises(InvalidInputError, match="rounds left; pass n_trials="):
+        CKBSampler(goal="cumulative")  # slack-cei spreads the running sum's slack over the asks left
+    CKBSampler(goal="cumulative", n_trials=30)
     with pytest.raises(InvalidInputError, match="categorical must be"):
         CKBSampler(categorical="one-hot")
     with pytest.raises(InvalidInputError, match="violation_budget"):

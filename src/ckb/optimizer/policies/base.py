@@ -59,6 +59,8 @@ class OptimizerPolicy:
     name: ClassVar[str] = ""
     #: default constant width on standardized outcomes
     default_beta: ClassVar[float] = 2.0
+    #: the decisions depend on ``Decision.rounds_left`` (the asks left), so a caller must know the horizon
+    uses_rounds_left: ClassVar[bool] = False
 
     def __init__(self, m: int, horizon: int) -> None:
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)

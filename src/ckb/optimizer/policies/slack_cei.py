@@ -24,6 +24,7 @@ from ckb.rules.feasible_ei import SlackCEIRule
 class SlackCEI(PessimisticCEI):
     __doc__ = __doc__
     rule_class = SlackCEIRule
+    uses_rounds_left = True
 
     def _allowance(self, ctx) -> tuple[np.ndarray, np.ndarray]:
         """:math:`a_t = -S_t / R_t` (own units, signed) and its value in the models' units."""
