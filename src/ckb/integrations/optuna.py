@@ -439,7 +439,9 @@ class CKBSampler(BaseSampler):
         # a constant that differs, but not a mere copy of the horizon (the primal-dual's epoch length)
         self._needs_horizon = any(
             short[k] != long[k] and (short[k], long[k]) != (repr(10.0), repr(10_000.0)) for k in short
-        ) or bool(getattr(self._policy_cls, "uses_rounds_left", False))  # spreads a quantity over the asks left
+        ) or bool(
+            getattr(self._policy_cls, "uses_rounds_left", False)
+        )  # spreads a quantity over the asks left
         if self.n_trials is None and self._needs_horizon:
             raise InvalidInputError(
                 f"policy {self.policy_name!r} sets constants from the number of rounds or spreads its slack "
