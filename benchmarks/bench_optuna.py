@@ -100,7 +100,7 @@ def run_one(cfg: RunConfig) -> dict[str, Any]:
 
     import optuna
 
-    from ckb.benchmarking.constrained import _import_gp_stack, _versions
+    from ckb.benchmarking.constrained import _import_gp_stack, _versions, measure_run
     from ckb.optimizer import initial_design
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -117,44 +117,19 @@ def run_one(cfg: RunConfig) -> dict[str, Any]:
     study = optuna.create_study(sampler=sampler, direction="minimize" if problem.minimize else "maximize")
     for p in initial_design(dom.lower, dom.upper, n_init, cfg.seed):
         study.enqueue_trial({f"x{i}": float(v) for i, v in enumerate(p)})
-    noise_rng = np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(1,)))  # as run_one
-    X, F, G, Y, C, sec, cpu = [], [], [], [], [], [], []
-    start = time.perf_counter()
-    for _ in range(cfg.budget):
-        t0, p0 = time.perf_counter(), time.process_time()
+    pending = []
+
+    def ask():
         trial = study.ask()
-        x = np.array([trial.suggest_float(f"x{i}", dom.lower[i], dom.upper[i]) for i in range(d)])
-        t1, p1 = time.perf_counter(), time.process_time()
-        f, g = problem.evaluate(-1, x)
-        y, c = problem.noise.sample(noise_rng, -1, f, g)
-        trial.set_user_attr("g", np.asarray(c, dtype=float).tolist())
-        t2, p2 = time.perf_counter(), time.process_time()
+        pending.append(trial)
+        return [trial.suggest_float(f"x{i}", dom.lower[i], dom.upper[i]) for i in range(d)]
+
+    def tell(x, y, c):
+        trial = pending.pop()
+        trial.set_user_attr("g", np.asarray(c, dtype=float).tolist())  # what _constraints reads
         study.tell(trial, float(y))
-        sec.append((t1 - t0) + (time.perf_counter() - t2))
-        cpu.append((p1 - p0) + (time.process_time() - p2))
-        X.append(x.tolist())
-        F.append(float(f))
-        G.append(np.asarray(g, dtype=float).tolist())
-        Y.append(float(y))
-        C.append(np.asarray(c, dtype=float).tolist())
-    return {
-        "config": cfg.identity(),
-        **cfg.identity(),
-        "n_init": n_init,
-        "minimize": problem.minimize,
-        "d": d,
-        "m": problem.m,
-        "X": X,
-        "f": F,
-        "g": G,
-        "y": Y,
-        "c": C,
-        "seconds": sec,
-        "cpu_seconds": cpu,
-        "wall_seconds": time.perf_counter() - start,
-        "extra": {},
-        "versions": versions,
-    }
+
+    return measure_run(cfg, problem, ask, tell, n_init=n_init, versions=versions)
 
 
 def _worker(task: tuple[dict[str, Any], str]) -> dict[str, Any]:

@@ -326,19 +326,33 @@ def run_one(cfg: RunConfig) -> dict[str, Any]:
         _import_gp_stack()  # imports are not the method's per-iteration cost
     versions = _versions()
     problem, opt = open_run(cfg)
+    n_init = int(getattr(opt, "n_init", 2 * problem.domain.d + 2))
+    record = measure_run(cfg, problem, opt.ask, opt.tell, n_init=n_init, versions=versions)
+    record["extra"] = {k: getattr(opt, k) for k in ("fallbacks", "fit_failures") if hasattr(opt, k)}
+    if hasattr(opt, "close"):
+        opt.close()
+    return record
+
+
+def measure_run(
+    cfg: RunConfig, problem: Problem, ask, tell, *, n_init: int, versions: dict
+) -> dict[str, Any]:
+    """``cfg.budget`` rounds of ``x = ask()``, the problem's true values and their noisy observation (a
+    generator seeded by the run's seed alone, so every method sees the same noise), ``tell(x, y, c)``;
+    the record of :func:`run_one` (``extra`` empty), the seconds of each ask + tell measured around
+    those two calls only."""
     dom = problem.domain
-    n_init = int(getattr(opt, "n_init", 2 * dom.d + 2))
     noise_rng = np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(1,)))  # shared by methods
     X, F, G, Y, C, sec, cpu = [], [], [], [], [], [], []
     start = time.perf_counter()
     for _ in range(cfg.budget):
         t0, p0 = time.perf_counter(), time.process_time()
-        x = np.asarray(opt.ask(), dtype=float)
+        x = np.asarray(ask(), dtype=float)
         t1, p1 = time.perf_counter(), time.process_time()
         f, g = problem.evaluate(-1, x)
         y, c = problem.noise.sample(noise_rng, -1, f, g)
         t2, p2 = time.perf_counter(), time.process_time()
-        opt.tell(x, y, c)
+        tell(x, y, c)
         sec.append((t1 - t0) + (time.perf_counter() - t2))
         cpu.append((p1 - p0) + (time.process_time() - p2))
         X.append(x.tolist())
@@ -346,9 +360,6 @@ def run_one(cfg: RunConfig) -> dict[str, Any]:
         G.append(np.asarray(g, dtype=float).tolist())
         Y.append(float(y))
         C.append(np.asarray(c, dtype=float).tolist())
-    extra = {k: getattr(opt, k) for k in ("fallbacks", "fit_failures") if hasattr(opt, k)}
-    if hasattr(opt, "close"):
-        opt.close()
     return {
         "config": cfg.identity(),
         **cfg.identity(),
@@ -364,7 +375,7 @@ def run_one(cfg: RunConfig) -> dict[str, Any]:
         "seconds": sec,
         "cpu_seconds": cpu,
         "wall_seconds": time.perf_counter() - start,
-        "extra": extra,
+        "extra": {},
         "versions": versions,
     }
 
