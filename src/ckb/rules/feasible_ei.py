@@ -177,13 +177,9 @@ class SlackCEIRule(PessimisticCEIRule):
         the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere."""
         import torch
 
-        tau = 0.0 if threshold is None else like(threshold, mu_g)
-        log_pof = torch.special.log_ndtr((tau - mu_g) / sd_g).sum(-1)
+        shifted = mu_g if threshold is None else mu_g - like(threshold, mu_g)  # P(g <= tau) = P(g - tau <= 0)
         if best is None:
-            return log_pof
-        if self.endgame:
-            value = mu_f
-        else:
-            value = log_cei(mu_f, sd_f, best, mu_g - tau, sd_g)
+            return log_cei(mu_f, sd_f, None, shifted, sd_g)
+        value = mu_f if self.endgame else log_cei(mu_f, sd_f, best, shifted, sd_g)
         excess = self.excess(mu_g, sd_g, threshold)
         return torch.where(excess <= 0.0, value, FLOOR - excess)

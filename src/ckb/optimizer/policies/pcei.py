@@ -30,11 +30,13 @@ class PessimisticCEI(RuleOptimizerPolicy):
         best = rule.incumbent(ctx.y, ctx.c)
         allowance, tau = self._allowance(ctx)
         x = self._argmax(ctx, best, tau)
+        excess = self._excess(ctx.models, x, tau)
         relaxed = None if best is None else self._relaxed(tau)
-        if relaxed is not None and self._excess(ctx.models, x, tau) > 0.0:
+        if relaxed is not None and excess > 0.0:
             tau = relaxed  # nothing admissible at the first threshold: the relaxed one
             x = self._argmax(ctx, best, tau)
-        rule.record(self._excess(ctx.models, x, tau), best, allowance)
+            excess = self._excess(ctx.models, x, tau)
+        rule.record(excess, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
 
     def _argmax(self, ctx, best: float | None, tau) -> np.ndarray:
