@@ -70,3 +70,36 @@ def test_maximizer_enumerates_candidates_with_random_ties():
         fn, exclude=np.array([[0.5, 0.5], [0.5, 0.0]])
     )
     assert tuple(x) in {(0.0, 0.0), (1.0, 1.0)}
+
+
+def test_few_line_search_steps_cut_evaluations_on_a_score_with_a_jump_and_find_its_edge():
+    # pcei's score shape: a smooth peak outside the admissible disk (radius 0.3 around the centre), the
+    # floor minus the excess outside it; the best admissible point is on the disk's edge toward the peak
+    centre, peak = np.array([0.5, 0.5]), np.array([0.95, 0.5])
+
+    def make():
+        calls = [0]
+
+        def fn(X):
+            calls[0] += 1
+            excess = (torch.linalg.vector_norm(X - T(centre), dim=-1) - 0.3).clamp_min(0.0)
+            value = -((X - T(peak)) ** 2).sum(-1)
+            return torch.where(excess <= 0.0, value, -1e6 - excess)
+
+        return fn, calls
+
+    found = {}
+    for steps in (None, 5):
+        fn, calls = make()
+        torch.manual_seed(0)
+        maxi = Maximizer(2, np.random.default_rng(0), num_restarts=6, raw_samples=64, max_line_search=steps)
+        x, v = maxi(fn)
+        found[steps] = (x, v, calls[0])
+        assert np.linalg.norm(x - centre) <= 0.3 + 1e-12  # admissible
+    (_, v20, n20), (x5, v5, n5) = found[None], found[5]
+    assert n5 < n20  # fewer score evaluations
+    edge = centre + np.array([0.3, 0.0])  # the best admissible point
+    np.testing.assert_allclose(x5, edge, atol=0.02)
+    best = -(0.15**2)  # the score at the edge point
+    assert v20 <= best + 1e-12 and v5 <= best + 1e-12
+    assert v5 >= best - 3e-3  # within 0.01 of the edge (fewer steps may stop a little short of it)

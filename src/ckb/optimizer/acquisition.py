@@ -60,7 +60,9 @@ class Maximizer:
     """Maximizes a score ``fn(X) -> (b,)`` (torch, X of shape (b, d) in the unit cube).
 
     ``candidates``: (n, d) unit-cube points for enumeration (None: the continuous cube). ``exclude``:
-    points a result must differ from.
+    points a result must differ from. ``max_line_search``: the line-search steps L-BFGS-B may take per
+    iteration (None: SciPy's 20); a score with a jump (a hard admissible set) wants few, since a line
+    search across the jump fails however many steps it takes.
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Maximizer:
         num_restarts: int = 10,
         raw_samples: int = 256,
         maxiter: int = 100,
+        max_line_search: int | None = None,
     ) -> None:
         self.d = d
         self.rng = rng
@@ -79,6 +82,7 @@ class Maximizer:
         self.num_restarts = num_restarts
         self.raw_samples = raw_samples
         self.maxiter = maxiter
+        self.max_line_search = max_line_search
 
     def __call__(
         self, fn: Callable, exclude: np.ndarray | None = None, separation: np.ndarray | None = None
@@ -141,6 +145,9 @@ class Maximizer:
         from ckb.rules.botorch import ScoreAcquisition
 
         bounds = torch.stack([torch.zeros(self.d), torch.ones(self.d)]).to(torch.float64)
+        options = {"seed": seed, "maxiter": self.maxiter}
+        if self.max_line_search is not None:
+            options["maxls"] = self.max_line_search
         # warnings (a restart that did not converge, bad initial candidates) are not suppressed:
         # ckb.Optimizer counts them per trial (ckb.optimizer.models.capture_warnings)
         X, vals = optimize_acqf(
@@ -149,7 +156,7 @@ class Maximizer:
             q=1,
             num_restarts=self.num_restarts,
             raw_samples=self.raw_samples,
-            options={"seed": seed, "maxiter": self.maxiter},
+            options=options,
             return_best_only=False,
             retry_on_optimization_warning=False,  # a kinked score (clip, rectifier) need not converge
         )

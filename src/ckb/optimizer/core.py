@@ -622,7 +622,16 @@ class Optimizer:
         if self.exact:
             done = np.array([self.space.to_unit(t["x"]) for t in trials if t["state"] != "pending"])
             done = done.reshape(-1, self.space.d)
-        maximize = _maximizer(self, self.space.d, self.rng, ctx["models"], pending, candidates=C, done=done)
+        maximize = _maximizer(
+            self,
+            self.space.d,
+            self.rng,
+            ctx["models"],
+            pending,
+            candidates=C,
+            done=done,
+            max_line_search=self.policy.max_line_search,
+        )
         decision = Decision(
             models,
             maximize,
@@ -1019,18 +1028,28 @@ def _fit_models(
         or n - int(st["n_fit"]) >= refit_every
         or any(st.get(k, d) != v for k, (v, d) in stale.items())
     )
-    models = Models(X, targets, st["hyper"] if warm else None, fit=refit, noise_floor=noise_floor)
+    models = Models(
+        X,
+        targets,
+        st["hyper"] if warm else None,
+        fit=refit,
+        noise_floor=noise_floor,
+        fit_tolerance=policy.fit_tolerance,
+    )
     if refit:
         state = {"names": names, "tag": tag, "n_fit": n, "hyper": models.hyper}
         state.update({k: v for k, (v, d) in {**same, **stale}.items() if v != d})
     return models, state
 
 
-def _maximizer(opts, d: int, rng, models, pending: np.ndarray, *, candidates=None, done=None):
+def _maximizer(
+    opts, d: int, rng, models, pending: np.ndarray, *, candidates=None, done=None, max_line_search=None
+):
     """``maximize(fn)`` for a decision: the :class:`~ckb.optimizer.acquisition.Maximizer` with the search
     options of ``opts`` (an :class:`Optimizer` or a ``CKBSampler``), excluding the ``pending`` points and
     keeping ``batch_separation`` times the ``models``' shortest lengthscale per dimension from them;
-    with ``done`` (``exact=True``), never an evaluated point (:func:`_never_twice`)."""
+    with ``done`` (``exact=True``), never an evaluated point (:func:`_never_twice`); ``max_line_search``:
+    the policy's line-search steps per L-BFGS-B iteration (``OptimizerPolicy.max_line_search``)."""
     from ckb.optimizer.acquisition import Maximizer
 
     maxi = Maximizer(
@@ -1040,6 +1059,7 @@ def _maximizer(opts, d: int, rng, models, pending: np.ndarray, *, candidates=Non
         num_restarts=opts.num_restarts,
         raw_samples=opts.raw_samples,
         maxiter=opts.maxiter,
+        max_line_search=max_line_search,
     )
     sep = None
     if opts.batch_separation > 0 and len(pending):

@@ -389,8 +389,11 @@ def _load_hyper(model, hyper: dict[str, np.ndarray]) -> bool:
     return True
 
 
-def _fit_one(model) -> str | None:
+def _fit_one(model, tolerance: float | None = None) -> str | None:
     """Maximize the marginal likelihood of a single-output model; None if it worked, else why it failed.
+
+    ``tolerance``: L-BFGS-B's ``ftol`` (stop when an iteration improves the marginal log likelihood per
+    data point by less than this, relative); None: SciPy's default (2.2e-9).
 
     A fit fails when BoTorch's ``fit_gpytorch_mll`` gives up (``ModelFittingError`` once every retry
     from prior samples failed, or another error of the optimizer) or ends with non-finite
@@ -403,7 +406,8 @@ def _fit_one(model) -> str | None:
 
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     try:
-        fit_gpytorch_mll(mll)
+        kwargs = {} if tolerance is None else {"optimizer_kwargs": {"options": {"ftol": tolerance}}}
+        fit_gpytorch_mll(mll, **kwargs)
     except (ModelFittingError, RuntimeError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"
     with torch.no_grad():
@@ -418,6 +422,7 @@ def _fit_outputs(
     hyper: dict[str, np.ndarray] | None,
     noise_floor: float | None = None,
     names: list[str] | None = None,
+    tolerance: float | None = None,
 ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Fit one single-output GP per column of Z (warm-started from ``hyper``, the batched model's
     parameters) and stack their hyperparameters into the batched shapes. Separate fits are several
@@ -431,7 +436,7 @@ def _fit_outputs(
         mj = _build(X, Z[:, j : j + 1], noise_floor)
         if hyper:
             _load_hyper(mj, hyper if k == 1 else {n: np.asarray(v)[j] for n, v in hyper.items()})
-        why = _fit_one(mj)
+        why = _fit_one(mj, tolerance)
         if why is not None:
             failures.append(f"fit of {names[j] if names else j} failed: {why}")
             if hyper:  # keep the previous values rather than a failed fit
@@ -470,7 +475,8 @@ class Models:
 
     ``X``: (n, d) points in the unit cube; ``targets``: name -> (n,) values; ``hyper``: stored raw
     hyperparameters to reuse (warm start when ``fit``); ``fit``: maximize the marginal likelihood now;
-    ``noise_floor``: the smallest noise variance on the standardized targets (None: BoTorch's 1e-4).
+    ``noise_floor``: the smallest noise variance on the standardized targets (None: BoTorch's 1e-4);
+    ``fit_tolerance``: the fits' relative tolerance (:func:`_fit_one`; None: SciPy's default).
 
     After construction: ``fit_ok`` (False if some target's fit failed), ``failures`` (why, one message
     per failed target) and ``warnings`` (:func:`capture_warnings` records of building and fitting).
@@ -484,6 +490,7 @@ class Models:
         fit: bool = True,
         *,
         noise_floor: float | None = None,
+        fit_tolerance: float | None = None,
         _model: Any = None,
         _shift: np.ndarray | None = None,
         _scale: np.ndarray | None = None,
@@ -517,7 +524,9 @@ class Models:
             self.model = _build(Xt, Zt, noise_floor)
             ok = _load_hyper(self.model, hyper or {})
             if fit:
-                fitted, self.failures = _fit_outputs(Xt, Zt, hyper if ok else None, noise_floor, self.names)
+                fitted, self.failures = _fit_outputs(
+                    Xt, Zt, hyper if ok else None, noise_floor, self.names, fit_tolerance
+                )
                 self.fit_ok = not self.failures
                 _load_hyper(self.model, fitted)
         self.model.eval()
