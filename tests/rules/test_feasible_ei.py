@@ -81,3 +81,35 @@ def test_pcei_reaches_a_boundary_optimum_from_inside_with_few_violations(explore
     violating = sum(h["constraints"][0] > 0 for h in after)
     assert violating <= most, [h["constraints"][0] for h in after]
     assert opt.best_feasible()["objective"] < 0.32 + 0.02  # f* = 0.32
+
+
+def test_a_violation_budget_replaces_the_exploration_phase():
+    # before the endgame the width is explore_kappa (0), under a budget always kappa (2): the point whose
+    # mean is feasible but whose upper bound is not is admitted only without a budget
+    rule = PessimisticCEIRule(1, 10, kappa=2.0, explore_kappa=0.0)
+    mu_g, sd_g = T([[-0.2]]), T([[0.3]])  # UCB at width 2: 0.4
+    assert not rule.endgame and rule.width == 0.0
+    assert rule.excess(mu_g, sd_g).item() == 0.0
+    rule.budgeted = True
+    assert rule.width == 2.0
+    assert rule.excess(mu_g, sd_g).item() == pytest.approx(0.4)
+    assert rule.excess(mu_g, sd_g, np.array([0.5])).item() == 0.0  # a budget that pays for it admits it
+
+
+def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_and_slack_cei_is_not():
+    import ckb
+
+    def run(policy, **kw):
+        opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, budget=8, minimize=True, seed=1, **kw)
+        widths = []
+        while opt.metrics()["remaining"] > 0:
+            x = opt.ask()
+            opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+            h = opt.history()[-1]
+            if h["source"] == "policy":
+                widths.append(h["info"]["kappa"])
+        return widths
+
+    assert set(run("pcei", violation_budget=0.0)) == {2.0}
+    assert set(run("pcei")) == {0.0}  # the exploration phase (no endgame in 2 asks here)
+    assert set(run("slack-cei", violation_budget=0.0)) == {0.0}  # slack-cei does not read the budget

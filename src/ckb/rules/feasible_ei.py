@@ -39,7 +39,9 @@ wrong by more than ``kappa`` standard deviations.
   more at the price of some violations; once the largest expected improvement it finds falls below
   ``endgame_ei`` (in standard deviations of the objective: the incumbent is within the model's
   uncertainty of the best it can still hope for), the endgame starts for good and the width is
-  ``kappa``. With ``explore_kappa = kappa`` there is no exploration phase. Default 0: measured on the benchmark (4 seeds
+  ``kappa``. With ``explore_kappa = kappa`` there is no exploration phase, and none under a violation
+  budget either: the budget is what the rule may spend on exploring (points whose pessimistic violation
+  it can pay for), and an exploration phase at width 0 would spend beyond it unaccounted. Default 0: measured on the benchmark (4 seeds
   of eight problems), pessimism from the first feasible point on (``explore_kappa = 2``) stopped in the
   wrong feasible region of Gramacy's problem in 3 of 4 seeds and at a local optimum of Hartmann-6 in
   the ball in 3 of 4, where exploring first solved both in the seeds tried, at the price of 2-4 more
@@ -83,12 +85,15 @@ class PessimisticCEIRule(Rule):
     def setup(self) -> None:
         self.explore_kappa = self.kappa if self.explore_kappa is None else self.explore_kappa
         self.endgame = self.explore_kappa == self.kappa
+        #: this decision's allowance is a violation budget (set per decision by the caller)
+        self.budgeted = False
         self.last: dict[str, float] = {}
 
     @property
     def width(self) -> float:
-        """The constraints' width in use: ``explore_kappa`` before the endgame, ``kappa`` in it."""
-        return self.kappa if self.endgame else self.explore_kappa
+        """The constraints' width in use: ``explore_kappa`` before the endgame, ``kappa`` in it, and always
+        ``kappa`` under a violation budget (the budget is the exploration allowance)."""
+        return self.kappa if (self.endgame or self.budgeted) else self.explore_kappa
 
     def check_endgame(self, log_ei: float) -> bool:
         """Start the endgame (for good) when the chosen point's log expected improvement is below

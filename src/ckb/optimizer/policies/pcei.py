@@ -37,6 +37,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         rule = self.rule
         best = rule.incumbent(ctx.y, ctx.c)
         allowance, tau = self._allowance(ctx)
+        rule.budgeted = self._budgeted(ctx)
         x = self._argmax(ctx, best, tau)
         excess = self._excess(ctx.models, x, tau)
         relaxed = None if best is None else self._relaxed(tau)
@@ -64,6 +65,10 @@ class PessimisticCEI(RuleOptimizerPolicy):
         """A second threshold to try when no point is admissible at the first (None: the first is final,
         as a violation budget's is)."""
         return None
+
+    def _budgeted(self, ctx) -> bool:
+        """Whether the allowance is the user's violation budget (then no exploration phase)."""
+        return ctx.violation_left is not None
 
     def _allowance(self, ctx) -> tuple[np.ndarray | None, np.ndarray | None]:
         """What this ask may spend per constraint, in the constraints' own units and in the models'

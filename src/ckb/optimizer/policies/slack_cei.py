@@ -26,6 +26,10 @@ class SlackCEI(PessimisticCEI):
     rule_class = SlackCEIRule
     uses_rounds_left = True
 
+    def _budgeted(self, ctx) -> bool:
+        """The running sum's slack is not a violation budget: the exploration phase stays."""
+        return False
+
     def _allowance(self, ctx) -> tuple[np.ndarray, np.ndarray]:
         """:math:`a_t = -S_t / R_t` (own units, signed) and its value in the models' units."""
         c = np.asarray(ctx.c, dtype=float).reshape(-1, self.m)
