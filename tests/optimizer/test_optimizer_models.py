@@ -205,3 +205,22 @@ def test_a_fit_tolerance_stops_the_fit_near_the_same_optimum(data, monkeypatch):
     # within 1e-4 of the tight fit's
     for a, b in zip(_mll_per_target(exact), _mll_per_target(loose)):
         assert b == pytest.approx(a, abs=1e-4)
+
+
+def test_zero_prior_mean_posterior_matches_a_dense_reference(models):
+    # the same kernel hyperparameters, prior mean 0 in the targets' units (c0 = -shift/scale standardized)
+    Xq = np.vstack([np.random.default_rng(2).uniform(0, 1, (5, 2)), [[40.0, -40.0]]])  # and one far away
+    mu0, sd0 = models.mean_std(torch.as_tensor(Xq), zero_prior_mean=True)
+    _, sd = models.mean_std(torch.as_tensor(Xq))
+    np.testing.assert_array_equal(sd0.numpy(), sd.numpy())
+    m = models.model
+    for j in range(models.k):
+        ls = m.covar_module.lengthscale.detach().numpy()[j].reshape(-1)
+        noise = float(m.likelihood.noise.detach().numpy().reshape(-1)[j])
+        c0 = -models.shift[j] / models.scale[j]
+        z = (models.V[:, j] - models.shift[j]) / models.scale[j]
+        k = lambda A, B, ls=ls: np.exp(-0.5 * ((((A[:, None, :] - B[None, :, :]) / ls) ** 2).sum(-1)))
+        K = k(models.X, models.X) + noise * np.eye(len(models.X))
+        ref = models.shift[j] + models.scale[j] * (c0 + k(Xq, models.X) @ np.linalg.solve(K, z - c0))
+        np.testing.assert_allclose(mu0[:, j].numpy(), ref, rtol=1e-6, atol=1e-8)
+    assert abs(float(mu0[-1, 1])) < 1e-8  # far from the data: 0, not the data's average (about 10)

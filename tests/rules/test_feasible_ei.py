@@ -83,24 +83,36 @@ def test_pcei_reaches_a_boundary_optimum_from_inside_with_few_violations(explore
     assert opt.best_feasible()["objective"] < 0.32 + 0.02  # f* = 0.32
 
 
-def test_a_violation_budget_replaces_the_exploration_phase():
-    # before the endgame the width is explore_kappa (0), under a budget always kappa (2): the point whose
-    # mean is feasible but whose upper bound is not is admitted only without a budget
+def test_a_violation_budget_replaces_the_exploration_phase_with_a_union_bound_width():
+    # before the endgame the width is explore_kappa (0); under a budget at least z_{alpha / (m R)}, the
+    # width at which no ask of the R left violates with probability 1 - alpha were the models right
+    from scipy.stats import norm
+
     rule = PessimisticCEIRule(1, 10, kappa=2.0, explore_kappa=0.0)
-    mu_g, sd_g = T([[-0.2]]), T([[0.3]])  # UCB at width 2: 0.4
-    assert not rule.endgame and rule.width == 0.0
+    mu_g, sd_g = T([[-0.2]]), T([[0.3]])
+    assert not rule.endgame and rule.width == 0.0 and not rule.zero_prior
     assert rule.excess(mu_g, sd_g).item() == 0.0
-    rule.budgeted = True
+    rule.set_budgeted(True, 53)  # 54 asks: z_{0.1/54} = 2.90
+    assert rule.width == pytest.approx(norm.isf(0.1 / 54)) and rule.width == pytest.approx(2.9, abs=0.01)
+    assert rule.excess(mu_g, sd_g).item() == pytest.approx(-0.2 + 0.3 * rule.width)
+    assert rule.excess(mu_g, sd_g, np.array([0.7])).item() == 0.0  # a budget that pays for it admits it
+    assert rule.zero_prior  # and admissibility is judged under a zero prior mean
+    rule.set_budgeted(True, 0)  # unknown asks left: the rule's horizon (10 rounds, none played)
+    assert rule.width == pytest.approx(norm.isf(0.1 / 11))
+    rule.set_budgeted(True, 1)  # few asks left: never below kappa
     assert rule.width == 2.0
-    assert rule.excess(mu_g, sd_g).item() == pytest.approx(0.4)
-    assert rule.excess(mu_g, sd_g, np.array([0.5])).item() == 0.0  # a budget that pays for it admits it
+    wide = PessimisticCEIRule(2, 10, budget_alpha=0.5, budget_prior="fitted")
+    wide.set_budgeted(True, 99)  # m = 2 constraints share alpha
+    assert wide.width == pytest.approx(norm.isf(0.5 / 200)) and not wide.zero_prior
+    rule.set_budgeted(False, 53)
+    assert rule.width == 0.0
 
 
 def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_and_slack_cei_is_not():
     import ckb
 
-    def run(policy, **kw):
-        opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, budget=8, minimize=True, seed=1, **kw)
+    def run(policy, budget=8, **kw):
+        opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, budget=budget, minimize=True, seed=1, **kw)
         widths = []
         while opt.metrics()["remaining"] > 0:
             x = opt.ask()
@@ -110,6 +122,11 @@ def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_a
                 widths.append(h["info"]["kappa"])
         return widths
 
-    assert set(run("pcei", violation_budget=0.0)) == {2.0}
+    from scipy.stats import norm
+
+    budgeted = run("pcei", violation_budget=0.0, budget=16)  # 6 design points, then 10 policy asks
+    want = [max(2.0, norm.isf(0.1 / r)) for r in range(10, 0, -1)]  # R asks left, this one included
+    np.testing.assert_allclose(budgeted, want)
+    assert budgeted[0] == pytest.approx(2.33, abs=0.01)
     assert set(run("pcei")) == {0.0}  # the exploration phase (no endgame in 2 asks here)
     assert set(run("slack-cei", violation_budget=0.0)) == {0.0}  # slack-cei does not read the budget

@@ -571,9 +571,16 @@ class Models:
         return _View(info, nj)
 
     # ------------------------------------------------------------------------------- posterior
-    def mean_std(self, X) -> tuple[Any, Any]:
-        """Posterior mean and standard deviation at ``X`` (torch, (..., d)) -> two (..., k) tensors,
+    def mean_std(self, X, *, zero_prior_mean: bool = False) -> tuple[Any, Any]:
+        r"""Posterior mean and standard deviation at ``X`` (torch, (..., d)) -> two (..., k) tensors,
         differentiable in ``X``.
+
+        ``zero_prior_mean``: the posterior mean under a prior mean of 0 in the targets' units instead of
+        the fitted constant (same kernel hyperparameters and standard deviation):
+        :math:`\mu_0(x) = \mu(x) + (c_0 - c)(1 - k(x, X)(K + \sigma^2 I)^{-1}\mathbf{1})`, with
+        :math:`c_0 = -a/b` the standardized 0. Far from the data it reverts to 0 instead of the data's
+        average, so a constraint that was mostly satisfied where it was evaluated is not presumed
+        satisfied far away. Default model only (any other kernel: the fitted mean).
 
         For the default model (RBF kernel, constant mean, Gaussian noise) the exact posterior is computed
         here from one Cholesky factor per target, cached: the same numbers as GPyTorch's ``posterior``
@@ -588,12 +595,15 @@ class Models:
             if self.k == 1 and mu.shape[-1] != 1:  # defensive: single-output shapes
                 mu, var = mu.unsqueeze(-1), var.unsqueeze(-1)
         else:
-            Xt, ls, outscale, const, L, alpha = fast
+            Xt, ls, outscale, const, L, alpha, ones = fast
             shape = X.shape[:-1]
             Xf = X.reshape(-1, X.shape[-1])
             diff = (Xf[None, :, None, :] - Xt[None, None, :, :]) / ls[:, None, None, :]  # (k, b, n, d)
             Ks = outscale[:, None, None] * torch.exp(-0.5 * (diff**2).sum(-1))  # (k, b, n)
             mu = const[:, None] + (Ks @ alpha).squeeze(-1)  # (k, b)
+            if zero_prior_mean:
+                c0 = torch.as_tensor(-self.shift / self.scale, dtype=mu.dtype)
+                mu = mu + (c0 - const)[:, None] * (1.0 - (Ks @ ones).squeeze(-1))
             v = torch.linalg.solve_triangular(L, Ks.transpose(-1, -2), upper=False)  # (k, n, b)
             var = outscale[:, None] - (v**2).sum(-2)
             mu, var = mu.T.reshape(*shape, self.k), var.T.reshape(*shape, self.k)
@@ -635,7 +645,8 @@ class Models:
                 self._fast = None
                 return None
             alpha = torch.cholesky_solve((Z - const[:, None]).unsqueeze(-1), L)  # (k, n, 1)
-        self._fast = (Xt, ls, outscale, const, L, alpha)
+            ones = torch.cholesky_solve(torch.ones_like(Z).unsqueeze(-1), L)  # (K + s^2 I)^-1 1
+        self._fast = (Xt, ls, outscale, const, L, alpha, ones)
         return self._fast
 
     def sample_path(self) -> Callable:

@@ -47,9 +47,20 @@ wrong by more than ``kappa`` standard deviations.
   the ball in 3 of 4, where exploring first solved both in the seeds tried, at the price of 2-4 more
   violating evaluations on Gardner 1 and Branin-disk.
 
+- **Under a violation budget** the rule keeps the user's limit rather than a probability per point:
+  no exploration phase (the budget is the exploration allowance), a width of at least
+  :math:`z_{\alpha/(m R_t)}` (``budget_alpha`` :math:`\alpha` = 0.1, :math:`R_t` the asks left this
+  one included: were the models right, the chance that any remaining ask violates a constraint beyond
+  the allowance is at most :math:`\alpha` by a union bound; 2.9 with 54 asks and one constraint), and
+  admissibility judged by each constraint's posterior mean under a zero prior mean
+  (``budget_prior = "zero"``; :meth:`ckb.optimizer.models.Models.mean_std`): the fitted constant mean
+  is the data's average, so a constraint satisfied at most evaluated points was presumed satisfied far
+  from them, where the first asks after a small design went (``"fitted"``: the fitted mean).
+
 Constants: ``kappa`` (2.0: a point is admitted when each constraint is feasible with posterior
 probability about :math:`\Phi(2) = 0.977` under the fitted GP; larger is safer and slower to reach a
-boundary optimum), ``explore_kappa`` (0), ``endgame_ei`` (1e-3). State: ``endgame``
+boundary optimum), ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1),
+``budget_prior`` ("zero"). State: ``endgame``
 (the allowance comes from the optimizer's accounting of the budget at each ask). Internals: ``phase``
 (0 feasibility first, 1 inside :math:`A_t`, 2 fallback), ``endgame``, ``allowance`` (per constraint).
 """
@@ -60,7 +71,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.rules.base import NONNEGATIVE, Real, Rule, like, named, positive_part
+from ckb.rules.base import NONNEGATIVE, PROBABILITY, Choice, Real, Rule, like, named, positive_part
 from ckb.rules.cei import ConstrainedEIRule, log_cei
 
 #: the score outside the admissible set lies below this (log EI + log PoF never gets near it)
@@ -74,26 +85,48 @@ class PessimisticCEIRule(Rule):
         "kappa": NONNEGATIVE,
         "explore_kappa": Real(optional=True),
         "endgame_ei": Real(low=0.0),
+        "budget_alpha": PROBABILITY,
+        "budget_prior": Choice(("zero", "fitted")),
     }
     defaults: ClassVar[dict[str, Any]] = {
         "kappa": 2.0,
         "explore_kappa": 0.0,
         "endgame_ei": 1e-3,
+        "budget_alpha": 0.1,
+        "budget_prior": "zero",
     }
     state_keys = ("endgame",)
 
     def setup(self) -> None:
         self.explore_kappa = self.kappa if self.explore_kappa is None else self.explore_kappa
         self.endgame = self.explore_kappa == self.kappa
-        #: this decision's allowance is a violation budget (set per decision by the caller)
+        #: this decision's allowance is a violation budget (set per decision: set_budgeted)
         self.budgeted = False
+        self.budget_kappa = 0.0
         self.last: dict[str, float] = {}
 
     @property
     def width(self) -> float:
         """The constraints' width in use: ``explore_kappa`` before the endgame, ``kappa`` in it, and always
         ``kappa`` under a violation budget (the budget is the exploration allowance)."""
-        return self.kappa if (self.endgame or self.budgeted) else self.explore_kappa
+        if self.budgeted:
+            return max(self.kappa, self.budget_kappa)
+        return self.kappa if self.endgame else self.explore_kappa
+
+    def set_budgeted(self, budgeted: bool, rounds_left: int) -> None:
+        """Whether this decision's allowance is a violation budget, and the asks left after it (0 if
+        unknown: the rule's own horizon minus its rounds then)."""
+        from scipy.special import ndtri
+
+        self.budgeted = bool(budgeted)
+        r = int(rounds_left) + 1 if rounds_left > 0 else max(self.horizon - self.t + 1, 1)
+        self.budget_kappa = float(-ndtri(self.budget_alpha / (self.m * r))) if self.budgeted else 0.0
+
+    @property
+    def zero_prior(self) -> bool:
+        """Judge admissibility by the constraints' posterior means under a zero prior mean (under a
+        budget with ``budget_prior = "zero"``)."""
+        return self.budgeted and self.budget_prior == "zero"
 
     def check_endgame(self, log_ei: float) -> bool:
         """Start the endgame (for good) when the chosen point's log expected improvement is below
@@ -109,16 +142,17 @@ class PessimisticCEIRule(Rule):
     #: the best observed feasible objective (maximization sense), None if nothing feasible yet
     incumbent = staticmethod(ConstrainedEIRule.incumbent)
 
-    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None):
+    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None):
         """The rule's score (torch): log PoF before any feasible observation; else log EI + log PoF on the
         admissible set and ``FLOOR`` minus the pessimistic excess elsewhere (``threshold`` (m,) in the
-        models' units: the allowance mapped into them; None: 0)."""
+        models' units: the allowance mapped into them; None: 0; ``mu_g_excess``: the constraint means
+        the admissible set is judged by, if not ``mu_g``)."""
         import torch
 
         value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
         if best is None:
             return value
-        excess = self.excess(mu_g, sd_g, threshold)
+        excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold)
         return torch.where(excess <= 0.0, value, FLOOR - excess)
 
     def excess(self, mu_g, sd_g, threshold=None):
@@ -177,14 +211,15 @@ class SlackCEIRule(PessimisticCEIRule):
     endgame flag. Internals as :class:`PessimisticCEIRule`, ``allowance`` being :math:`a_t` (signed).
     """
 
-    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None):
+    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None):
         """log PoF before any feasible observation; on the admissible set log EI + log P(g <= tau) before
-        the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere."""
+        the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere
+        (judged by ``mu_g_excess`` if given, as :meth:`PessimisticCEIRule.score`)."""
         import torch
 
         shifted = mu_g if threshold is None else mu_g - like(threshold, mu_g)  # P(g <= tau) = P(g - tau <= 0)
         if best is None:
             return log_cei(mu_f, sd_f, None, shifted, sd_g)
         value = mu_f if self.endgame else log_cei(mu_f, sd_f, best, shifted, sd_g)
-        excess = self.excess(mu_g, sd_g, threshold)
+        excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold)
         return torch.where(excess <= 0.0, value, FLOOR - excess)

@@ -6,8 +6,10 @@ constraint's upper confidence bound says are feasible).
 **At ask time**: the incumbent (best observed feasible objective), the allowance (what remains of
 ``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
 data. Constants: ``kappa`` = 2.0 (the width of the constraints' upper confidence bounds, on the fitted
-GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; ``kappa``: no exploration phase) and ``endgame_ei``
-(1e-3 standard deviations of the objective).
+GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; ``kappa``: no exploration phase),
+``endgame_ei`` (1e-3 standard deviations of the objective), and under a violation budget ``budget_alpha``
+= 0.1 (the union-bound width over the asks left) and ``budget_prior`` = "zero" (admissibility judged under
+a zero prior mean of each constraint).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         rule = self.rule
         best = rule.incumbent(ctx.y, ctx.c)
         allowance, tau = self._allowance(ctx)
-        rule.budgeted = self._budgeted(ctx)
+        rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
         x = self._argmax(ctx, best, tau)
         excess = self._excess(ctx.models, x, tau)
         relaxed = None if best is None else self._relaxed(tau)
@@ -52,9 +54,12 @@ class PessimisticCEI(RuleOptimizerPolicy):
         """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now)."""
         rule, models = self.rule, ctx.models
 
+        zero = rule.zero_prior
+
         def score(X):
             mu, sd = models.mean_std(X)
-            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau)
+            mu0 = models.mean_std(X, zero_prior_mean=True)[0][..., 1:] if zero else None
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0)
 
         x, _ = ctx.maximize(score)
         if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
@@ -79,7 +84,8 @@ class PessimisticCEI(RuleOptimizerPolicy):
         import torch
 
         with torch.no_grad():
-            mu, sd = models.mean_std(torch.as_tensor(x[None, :]))
+            X = torch.as_tensor(x[None, :])
+            mu, sd = models.mean_std(X, zero_prior_mean=True) if self.rule.zero_prior else models.mean_std(X)
             return float(self.rule.excess(mu[..., 1:], sd[..., 1:], tau).reshape(-1)[0])
 
     @staticmethod
