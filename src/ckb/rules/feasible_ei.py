@@ -107,8 +107,8 @@ class PessimisticCEIRule(Rule):
 
     @property
     def width(self) -> float:
-        """The constraints' width in use: ``explore_kappa`` before the endgame, ``kappa`` in it, and always
-        ``kappa`` under a violation budget (the budget is the exploration allowance)."""
+        """The constraints' width in use: ``explore_kappa`` before the endgame, ``kappa`` in it, and under a
+        violation budget the larger of ``kappa`` and the union-bound width (:meth:`set_budgeted`)."""
         if self.budgeted:
             return max(self.kappa, self.budget_kappa)
         return self.kappa if self.endgame else self.explore_kappa
