@@ -626,9 +626,7 @@ class CKBSampler(BaseSampler):
             )
             fit_ok = models.fit_ok
             conditioned = models.condition(data.busy) if len(data.busy) else models
-            maximize = _maximizer(
-                self, space.d, rng, models, data.pending, max_line_search=policy.max_line_search
-            )
+            maximize = _maximizer(self, space.d, rng, models, data.pending)
             rms = np.asarray(scales["c_rms"], dtype=float)
             left = None
             if self.violation_budget is not None:  # spent by the evaluations after the design

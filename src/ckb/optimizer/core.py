@@ -622,16 +622,7 @@ class Optimizer:
         if self.exact:
             done = np.array([self.space.to_unit(t["x"]) for t in trials if t["state"] != "pending"])
             done = done.reshape(-1, self.space.d)
-        maximize = _maximizer(
-            self,
-            self.space.d,
-            self.rng,
-            ctx["models"],
-            pending,
-            candidates=C,
-            done=done,
-            max_line_search=self.policy.max_line_search,
-        )
+        maximize = _maximizer(self, self.space.d, self.rng, ctx["models"], pending, candidates=C, done=done)
         decision = Decision(
             models,
             maximize,
@@ -1042,14 +1033,11 @@ def _fit_models(
     return models, state
 
 
-def _maximizer(
-    opts, d: int, rng, models, pending: np.ndarray, *, candidates=None, done=None, max_line_search=None
-):
+def _maximizer(opts, d: int, rng, models, pending: np.ndarray, *, candidates=None, done=None):
     """``maximize(fn)`` for a decision: the :class:`~ckb.optimizer.acquisition.Maximizer` with the search
     options of ``opts`` (an :class:`Optimizer` or a ``CKBSampler``), excluding the ``pending`` points and
     keeping ``batch_separation`` times the ``models``' shortest lengthscale per dimension from them;
-    with ``done`` (``exact=True``), never an evaluated point (:func:`_never_twice`); ``max_line_search``:
-    the policy's line-search steps per L-BFGS-B iteration (``OptimizerPolicy.max_line_search``)."""
+    with ``done`` (``exact=True``), never an evaluated point (:func:`_never_twice`)."""
     from ckb.optimizer.acquisition import Maximizer
 
     maxi = Maximizer(
@@ -1059,7 +1047,6 @@ def _maximizer(
         num_restarts=opts.num_restarts,
         raw_samples=opts.raw_samples,
         maxiter=opts.maxiter,
-        max_line_search=max_line_search,
     )
     sep = None
     if opts.batch_separation > 0 and len(pending):

@@ -61,9 +61,6 @@ class OptimizerPolicy:
     default_beta: ClassVar[float] = 2.0
     #: the decisions depend on ``Decision.rounds_left`` (the asks left), so a caller must know the horizon
     uses_rounds_left: ClassVar[bool] = False
-    #: line-search steps per L-BFGS-B iteration of the acquisition maximizer (None: SciPy's 20); a policy
-    #: whose score jumps (a hard admissible set) sets a few: a line search across the jump fails anyway
-    max_line_search: ClassVar[int | None] = None
     #: the GP fits' relative tolerance (L-BFGS-B's ``ftol`` on the marginal log likelihood; None:
     #: SciPy's 2.2e-9)
     fit_tolerance: ClassVar[float | None] = None

@@ -29,9 +29,9 @@ class PessimisticCEI(RuleOptimizerPolicy):
     #: previous fit): the fits took about 60% of an ask, and this cuts their time 2-2.8x (Gramacy,
     #: Hartmann-6). Measured on six benchmark problems at 5 seeds: the same solved counts, violating
     #: evaluations after the design within 2 of the tight fits'. (Fewer line-search steps for the
-    #: maximizer, ``max_line_search = 5``, cut its score evaluations per maximization from 128 to 25
-    #: on Gramacy's problem but stopped short of the admissible set's edge: Hartmann-6 in the ball
-    #: solved 2 of 5 seeds instead of 4, so the maximizer keeps SciPy's 20.)
+    #: maximizer, ``Maximizer(max_line_search=5)``, cut its score evaluations per maximization from
+    #: 128 to 25 on Gramacy's problem but stopped short of the admissible set's edge: Hartmann-6 in the
+    #: ball solved 2 of 5 seeds instead of 4, so the maximizer keeps SciPy's 20.)
     fit_tolerance = 1e-6
 
     def decide(self, ctx):
