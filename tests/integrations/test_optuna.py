@@ -217,6 +217,14 @@ def test_bad_settings_are_one_line_errors():
         CKBSampler(violation_budget=-1)
     with pytest.raises(InvalidInputError, match="goal"):
         CKBSampler(goal="best")
+    with pytest.raises(InvalidInputError, match="num_restarts must be >= 1, got 0"):
+        CKBSampler(num_restarts=0)
+
+
+def test_search_options_are_the_optimizers_and_never_reach_the_policy():
+    s = CKBSampler(policy="pcei", num_restarts=3, torch_threads=2, kappa=1.5)
+    assert (s.num_restarts, s.torch_threads, s.raw_samples, s.refit_every) == (3, 2, 256, 1)
+    assert s.policy_params == {"kappa": 1.5}
     study = optuna.create_study(sampler=CKBSampler(), directions=["minimize", "minimize"])
     with pytest.raises(InvalidInputError, match="one objective"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=3)

@@ -130,6 +130,7 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
+    SEARCH_OPTIONS,
     _fit_models,
     _maximizer,
     _require_botorch,
@@ -355,10 +356,11 @@ class CKBSampler(BaseSampler):
         positive parts (a number or one per constraint, in the constraints' units) the evaluations after
         the initial design (trial numbers >= ``n_startup_trials``) may spend, as in ckb.Optimizer.
     categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).
-    refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads : as
-        :class:`ckb.Optimizer`.
     decision_timeout : seconds to wait for another host's claim on the next decision.
-    **policy_params : the policy's constants (``beta=``, ``kappa=``, ...).
+    **params : the search options of :class:`ckb.Optimizer` (``refit_every``, ``num_restarts``,
+        ``raw_samples``, ``maxiter``, ``batch_separation``, ``torch_threads``: same names, meanings and
+        defaults) and the policy's constants (``beta=``,
+        ``kappa=``, ...).
     """
 
     def __init__(
@@ -372,14 +374,8 @@ class CKBSampler(BaseSampler):
         seed: int = 0,
         violation_budget: float | Sequence[float] | None = None,
         categorical: str = "error",
-        refit_every: int = 1,
-        num_restarts: int = 10,
-        raw_samples: int = 256,
-        maxiter: int = 100,
-        batch_separation: float = 0.1,
-        torch_threads: int = 1,
         decision_timeout: float = 600.0,
-        **policy_params: Any,
+        **params: Any,
     ) -> None:
         _require_botorch("CKBSampler", "optuna")
         from ckb.optimizer.policies import GOAL_POLICIES, OPTIMIZER_POLICIES
@@ -412,9 +408,8 @@ class CKBSampler(BaseSampler):
                     f"violation_budget must be a number >= 0 or one per constraint, got {violation_budget!r}."
                 )
             self.violation_budget = vb.tolist()
-        _set_search_options(
-            self, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
-        )
+        policy_params = dict(params)
+        _set_search_options(self, **{k: policy_params.pop(k) for k in SEARCH_OPTIONS if k in policy_params})
         self.decision_timeout = check_scalar(decision_timeout, "decision_timeout", low=0.0)
         self.policy_params = _stored_params(policy_params)
         self._check_policy()

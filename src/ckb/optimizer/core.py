@@ -132,6 +132,7 @@ small, and several workers may share the machine).
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from contextlib import contextmanager
@@ -956,16 +957,27 @@ def _stored_params(policy_params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_search_options(
-    obj: Any, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
+    obj: Any,
+    refit_every=1,
+    num_restarts=10,
+    raw_samples=256,
+    maxiter=100,
+    batch_separation=0.1,
+    torch_threads=1,
 ) -> None:
     """Check the model and search options that :class:`Optimizer` and
-    :class:`~ckb.integrations.optuna.CKBSampler` share, and set them on ``obj``."""
+    :class:`~ckb.integrations.optuna.CKBSampler` share (same names and defaults), and set them on ``obj``."""
     obj.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
     obj.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
     obj.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
     obj.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
     obj.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
     obj.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+
+
+#: the names of the search options (:func:`_set_search_options`): the sampler takes them as keywords
+#: beside the policy's constants
+SEARCH_OPTIONS: tuple[str, ...] = tuple(inspect.signature(_set_search_options).parameters)[1:]
 
 
 def _snapshot(policy, rng: np.random.Generator, models: dict[str, Any] | None = None) -> dict[str, Any]:
