@@ -15,10 +15,14 @@ SUMMARY = {
         "a": {"violating_rounds": _entry([1.0, 2.0, 3.0]), "regret": _entry([-1.0, 0.0, 4.0])},
         "b": {"violating_rounds": _entry([0.0, 0.0, 0.0]), "regret": _entry([5.0, 6.0, 7.0])},
         "c": {"regret": _entry([2.0, 2.0, 2.0])},
+        "d": {"regret": _entry([0.9, 1.0, 1.1])},
+        "e": {"regret": _entry([-1.0, -2.0, -3.0])},
     },
     "checkpoints": {
         "a": {"loglog_slope_second_half": {"regret": 0.5}},
         "b": {"loglog_slope_second_half": {"regret": 0.95}},
+        # a mean regret below zero in the second half: no log-log slope, the time average ends < 0
+        "e": {"loglog_slope_second_half": {"regret": None}, "regret_over_t": [0.5, -0.1, -0.2]},
     },
 }
 
@@ -54,10 +58,22 @@ def test_at_most_at_least_and_relative():
 
 
 def test_ordering_all_some_none():
-    assert judge(_c(metric="regret", kind="ordering", order=("a", "c", "b")), SUMMARY).verdict == REPRODUCED
-    assert judge(_c(metric="regret", kind="ordering", order=("c", "a", "b")), SUMMARY).verdict == PARTLY
+    # d 1 (s.e. 0.058) < c 2 (s.e. 0) < b 6 (s.e. 0.577): each step beyond two standard errors
+    assert judge(_c(metric="regret", kind="ordering", order=("d", "c", "b")), SUMMARY).verdict == REPRODUCED
+    assert judge(_c(metric="regret", kind="ordering", order=("c", "d", "b")), SUMMARY).verdict == PARTLY
     v = judge(_c(metric="regret", kind="ordering", order=("b", "c")), SUMMARY)
-    assert v.verdict == NOT_REPRODUCED and "b vs c" in v.reason
+    assert v.verdict == NOT_REPRODUCED and "b vs c reversed" in v.reason
+
+
+def test_an_ordering_within_two_standard_errors_is_a_tie_not_a_reproduction():
+    # a: mean 1, s.e. sqrt(7/3) = 1.53; c: 2, s.e. 0: the difference 1 is within 2 x 1.53
+    v = judge(_c(metric="regret", kind="ordering", order=("a", "c")), SUMMARY)
+    assert v.verdict == PARTLY and "a vs c tie (difference 1, two standard errors 3.06)" in v.reason
+    assert judge(_c(metric="regret", kind="ordering", order=("c", "a")), SUMMARY).verdict == PARTLY
+    # the median has no standard error here: compared as numbers
+    assert judge(_c(metric="regret", stat="median", kind="ordering", order=("a", "c")), SUMMARY).verdict == (
+        REPRODUCED
+    )
 
 
 def test_sublinear_and_missing():
@@ -68,6 +84,8 @@ def test_sublinear_and_missing():
     assert (
         judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="b"), SUMMARY).verdict == PARTLY
     )
+    v = judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="e"), SUMMARY)
+    assert v.verdict == PARTLY and "ends <= 0" in v.reason and v.value == "regret/t -0.2"
     assert judge(_c(metric="regret", kind="value", algorithm="a", paper_value=1.0), None).verdict == NOT_RUN
     v = judge(_c(metric="nope", kind="value", algorithm="a", paper_value=1.0), SUMMARY)
     assert v.verdict == NOT_RUN and "nope" in v.reason

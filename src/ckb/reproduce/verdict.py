@@ -1,4 +1,4 @@
-"""Verdicts computed from a run's ``summary.json`` (``{"algorithms": {LABEL: {METRIC: {"mean", "median",
+r"""Verdicts computed from a run's ``summary.json`` (``{"algorithms": {LABEL: {METRIC: {"mean", "median",
 "values", ...}}}, "checkpoints": {LABEL: {"loglog_slope_second_half": {METRIC: slope}}}}``).
 
 Statistics (``stat``): ``mean`` and ``median`` over trials at the final round; ``share_le_zero`` and
@@ -11,10 +11,17 @@ Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, defau
 - ``at_most`` / ``at_least``: reproduced if ``ours <= paper + tol`` (``>= paper - tol``), partly within
   ``ptol``;
 - ``relative``: ``ours = stat(algorithm) / stat(reference) - 1``, then as ``value``;
-- ``ordering``: the stat must increase along ``order`` (strictly); reproduced if every adjacent pair does,
-  partly if some do, not reproduced if none;
+- ``ordering``: the stat must increase along ``order``. With ``stat = "mean"`` and the trials' values in the
+  summary, an adjacent pair is *in order* when the second mean exceeds the first by more than two
+  standard errors of the difference (unpaired, :math:`\sqrt{s_a^2/n_a + s_b^2/n_b}`), *reversed* when it
+  falls short by more, and a *tie* in between (the runs cannot tell the two apart); other statistics
+  compare the numbers (strictly). Reproduced if every pair is in order; not reproduced if none is and
+  some pair is reversed; partly otherwise (the reason names the ties and reversals);
 - ``sublinear``: the log-log slope (``stat = "slope"``) is <= ``threshold`` (default 0.9): reproduced;
-  < 1: partly (barely sublinear at this horizon); else not reproduced.
+  < 1: partly (barely sublinear at this horizon); else not reproduced. A mean curve that is <= 0 in the
+  second half has no log-log slope: if the metric's time average (``METRIC_over_t``) ends <= 0, the claim
+  is partly reproduced (sublinear as an upper bound, no growth rate to measure; e.g. a regret below
+  the constrained optimum, paid for with violation), else not run.
 """
 
 from __future__ import annotations
@@ -90,14 +97,17 @@ def judge(claim: Claim, summary: dict[str, Any] | None) -> Verdict:
 def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
     s, m = claim.stat, claim.metric
     if claim.kind == "ordering":
-        vals = [statistic(summary, a, m, s) for a in claim.order]
-        ok = [a < b for a, b in itertools.pairwise(vals)]
-        text = ", ".join(f"{a} {_fmt(v)}" for a, v in zip(claim.order, vals))
-        if all(ok):
-            return Verdict(claim, text, REPRODUCED, f"the {s} {m} increases along the paper's order.")
-        bad = [f"{claim.order[i]} vs {claim.order[i + 1]}" for i, o in enumerate(ok) if not o]
-        verdict = PARTLY if any(ok) else NOT_REPRODUCED
-        return Verdict(claim, text, verdict, f"the order fails for {', '.join(bad)}.")
+        return _ordering(claim, summary)
+    if claim.kind == "sublinear":
+        nonpositive = _nonpositive_average(summary, claim.algorithm, m)
+        if nonpositive is not None:
+            return Verdict(
+                claim,
+                f"{m}/t {_fmt(nonpositive)}",
+                PARTLY,
+                f"the mean {m} ends <= 0 ({m}/t = {_fmt(nonpositive)} at T): sublinear as an upper bound, "
+                "no growth rate to measure.",
+            )
     ours = statistic(summary, claim.algorithm, m, s)
     if claim.kind == "sublinear":
         if ours <= claim.threshold:
@@ -124,3 +134,48 @@ def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
         else f"{_fmt(gap)} {rel} the paper's {p:g} (tolerance {claim.tolerance:g})."
     )
     return Verdict(claim, _fmt(ours), verdict, reason)
+
+
+def _standard_error(summary: dict[str, Any], algorithm: str, metric: str) -> float | None:
+    """The standard error of the metric's final mean over trials (None without at least 2 values)."""
+    values = summary.get("algorithms", {}).get(algorithm, {}).get(metric, {}).get("values")
+    if values is None or len(values) < 2:
+        return None
+    v = np.asarray(values, dtype=float)
+    return float(np.std(v, ddof=1) / math.sqrt(len(v)))
+
+
+def _ordering(claim: Claim, summary: dict[str, Any]) -> Verdict:
+    s, m = claim.stat, claim.metric
+    vals = [statistic(summary, a, m, s) for a in claim.order]
+    text = ", ".join(f"{a} {_fmt(v)}" for a, v in zip(claim.order, vals))
+    states, notes = [], []
+    for i, (a, b) in enumerate(itertools.pairwise(vals)):
+        pair = f"{claim.order[i]} vs {claim.order[i + 1]}"
+        se = [_standard_error(summary, x, m) for x in claim.order[i : i + 2]] if s == "mean" else [None]
+        if all(e is not None for e in se):
+            band = 2.0 * math.hypot(*se)
+            state = "in order" if b - a > band else ("reversed" if a - b > band else "tie")
+            if state != "in order":
+                notes.append(f"{pair} {state} (difference {_fmt(b - a)}, two standard errors {_fmt(band)})")
+        else:
+            state = "in order" if a < b else "reversed"
+            if state != "in order":
+                notes.append(f"{pair} reversed")
+        states.append(state)
+    if all(x == "in order" for x in states):
+        return Verdict(claim, text, REPRODUCED, f"the {s} {m} increases along the paper's order.")
+    verdict = NOT_REPRODUCED if "in order" not in states and "reversed" in states else PARTLY
+    return Verdict(claim, text, verdict, f"the order fails for {'; '.join(notes)}.")
+
+
+def _nonpositive_average(summary: dict[str, Any], algorithm: str, metric: str) -> float | None:
+    """The final time average of ``metric`` if its log-log slope is missing and that average is <= 0."""
+    cps = summary.get("checkpoints", {}).get(algorithm, {})
+    slopes = cps.get("loglog_slope_second_half") or {}
+    if isinstance(slopes, dict) and slopes.get(metric) is not None:
+        return None
+    curve = cps.get(f"{metric}_over_t")
+    if not curve or curve[-1] is None or not curve[-1] <= 0.0:
+        return None
+    return float(curve[-1])
