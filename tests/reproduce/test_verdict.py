@@ -89,3 +89,10 @@ def test_sublinear_and_missing():
     assert judge(_c(metric="regret", kind="value", algorithm="a", paper_value=1.0), None).verdict == NOT_RUN
     v = judge(_c(metric="nope", kind="value", algorithm="a", paper_value=1.0), SUMMARY)
     assert v.verdict == NOT_RUN and "nope" in v.reason
+
+
+def test_lowest_compares_the_first_with_each_other_and_nothing_between_the_others():
+    # d 1 below c 2 and below b 6; c vs b (or b vs c) is not judged
+    assert judge(_c(metric="regret", kind="lowest", order=("d", "b", "c")), SUMMARY).verdict == REPRODUCED
+    v = judge(_c(metric="regret", kind="lowest", order=("c", "d", "b")), SUMMARY)
+    assert v.verdict == PARTLY and "c vs d reversed" in v.reason and "c vs b" not in v.reason

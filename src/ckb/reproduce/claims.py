@@ -19,13 +19,14 @@ Layout::
     experiment = "ckb-synthetic-quarter"
     metric = "violating_rounds"       # a metric of the experiment's summary.json
     stat = "mean"                     # mean | median | share_le_zero | share_zero | slope (see verdict)
-    kind = "value"                    # value | at_most | at_least | relative | ordering | sublinear
+    kind = "value"                    # value | at_most | at_least | relative | ordering | lowest | sublinear
     algorithm = "ckb-ucb"             # value/at_most/at_least/relative/sublinear: the algorithm measured
     reference = "penalty-5"           # relative only: ours = stat(algorithm) / stat(reference) - 1
     paper_value = 1.1                 # value/at_most/at_least/relative
     tolerance = 1.0                   # absolute; reproduced within it, partly within partly_tolerance
     partly_tolerance = 2.0            # optional (default 2 x tolerance)
-    order = ["ckb-ts", "stageopt"]    # ordering: the metric's stat increases along the list
+    order = ["ckb-ts", "stageopt"]    # ordering: the metric's stat increases along the list;
+                                      # lowest: the first is below each of the others
     note = "..."                      # optional: a caveat printed with the verdict
 
 The verdict rules are :mod:`ckb.reproduce.verdict`'s. Every claim must name a shipped spec listed in
@@ -42,7 +43,7 @@ from typing import Any
 from ckb._validation import did_you_mean
 from ckb.errors import SpecError, UnknownNameError
 
-KINDS = ("value", "at_most", "at_least", "relative", "ordering", "sublinear")
+KINDS = ("value", "at_most", "at_least", "relative", "ordering", "lowest", "sublinear")
 STATS = ("mean", "median", "share_le_zero", "share_zero", "slope")
 _CLAIM_KEYS = {
     "id", "where", "statement", "experiment", "metric", "stat", "kind", "algorithm", "reference",
@@ -72,7 +73,7 @@ class Claim:
 
     def algorithms(self) -> list[str]:
         """Every algorithm label the claim reads."""
-        names = list(self.order) if self.kind == "ordering" else [self.algorithm]
+        names = list(self.order) if self.kind in ("ordering", "lowest") else [self.algorithm]
         return names + ([self.reference] if self.reference else [])
 
 
@@ -128,9 +129,9 @@ def _claim(raw: dict[str, Any], where: str) -> Claim:
         raise SpecError(f"claim {raw['id']!r}{where}: kind {kind!r} is not one of {KINDS}.")
     if stat not in STATS:
         raise SpecError(f"claim {raw['id']!r}{where}: stat {stat!r} is not one of {STATS}.")
-    if kind == "ordering":
+    if kind in ("ordering", "lowest"):
         if len(raw.get("order", [])) < 2:
-            raise SpecError(f"claim {raw['id']!r}{where}: an ordering needs order = [at least two labels].")
+            raise SpecError(f"claim {raw['id']!r}{where}: {kind!r} needs order = [at least two labels].")
     elif not raw.get("algorithm"):
         raise SpecError(f"claim {raw['id']!r}{where}: kind {kind!r} needs an algorithm.")
     if kind in ("value", "at_most", "at_least", "relative") and not isinstance(

@@ -21,6 +21,8 @@ def paper_value(c: Claim) -> str:
     """The paper's side of a claim as text."""
     if c.kind == "ordering":
         return " < ".join(c.order) + f" ({c.stat} {c.metric})"
+    if c.kind == "lowest":
+        return f"{c.order[0]} < each of {', '.join(c.order[1:])} ({c.stat} {c.metric})"
     if c.kind == "sublinear":
         return f"sublinear {c.metric} of {c.algorithm}"
     what = f"{c.stat} {c.metric} of {c.algorithm}"

@@ -17,6 +17,8 @@ Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, defau
   falls short by more, and a *tie* in between (the runs cannot tell the two apart); other statistics
   compare the numbers (strictly). Reproduced if every pair is in order; not reproduced if none is and
   some pair is reversed; partly otherwise (the reason names the ties and reversals);
+- ``lowest``: as ``ordering``, over the pairs (first of ``order``, each other): the first is below
+  each of the others (nothing is claimed between the others);
 - ``sublinear``: the log-log slope (``stat = "slope"``) is <= ``threshold`` (default 0.9): reproduced;
   < 1: partly (barely sublinear at this horizon); else not reproduced. A mean curve that is <= 0 in the
   second half has no log-log slope: if the metric's time average (``METRIC_over_t``) ends <= 0, the claim
@@ -26,7 +28,6 @@ Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, defau
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -96,7 +97,7 @@ def judge(claim: Claim, summary: dict[str, Any] | None) -> Verdict:
 
 def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
     s, m = claim.stat, claim.metric
-    if claim.kind == "ordering":
+    if claim.kind in ("ordering", "lowest"):
         return _ordering(claim, summary)
     if claim.kind == "sublinear":
         nonpositive = _nonpositive_average(summary, claim.algorithm, m)
@@ -150,9 +151,14 @@ def _ordering(claim: Claim, summary: dict[str, Any]) -> Verdict:
     vals = [statistic(summary, a, m, s) for a in claim.order]
     text = ", ".join(f"{a} {_fmt(v)}" for a, v in zip(claim.order, vals))
     states, notes = [], []
-    for i, (a, b) in enumerate(itertools.pairwise(vals)):
-        pair = f"{claim.order[i]} vs {claim.order[i + 1]}"
-        se = [_standard_error(summary, x, m) for x in claim.order[i : i + 2]] if s == "mean" else [None]
+    if claim.kind == "lowest":
+        pairs = [(0, j) for j in range(1, len(vals))]
+    else:
+        pairs = [(i, i + 1) for i in range(len(vals) - 1)]
+    for i, j in pairs:
+        a, b = vals[i], vals[j]
+        pair = f"{claim.order[i]} vs {claim.order[j]}"
+        se = [_standard_error(summary, claim.order[k], m) for k in (i, j)] if s == "mean" else [None]
         if all(e is not None for e in se):
             band = 2.0 * math.hypot(*se)
             state = "in order" if b - a > band else ("reversed" if a - b > band else "tie")
@@ -164,7 +170,12 @@ def _ordering(claim: Claim, summary: dict[str, Any]) -> Verdict:
                 notes.append(f"{pair} reversed")
         states.append(state)
     if all(x == "in order" for x in states):
-        return Verdict(claim, text, REPRODUCED, f"the {s} {m} increases along the paper's order.")
+        what = (
+            "is lowest for " + claim.order[0]
+            if claim.kind == "lowest"
+            else "increases along the paper's order"
+        )
+        return Verdict(claim, text, REPRODUCED, f"the {s} {m} {what}.")
     verdict = NOT_REPRODUCED if "in order" not in states and "reversed" in states else PARTLY
     return Verdict(claim, text, verdict, f"the order fails for {'; '.join(notes)}.")
 
