@@ -130,3 +130,40 @@ def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_a
     assert budgeted[0] == pytest.approx(2.33, abs=0.01)
     assert set(run("pcei")) == {0.0}  # the exploration phase (no endgame in 2 asks here)
     assert set(run("slack-cei", violation_budget=0.0)) == {0.0}  # slack-cei does not read the budget
+
+
+def test_the_trust_region_excess_is_the_linf_distance_beyond_the_radius_in_both_backends():
+    rule = PessimisticCEIRule(1, 10, budget_radius=0.1)
+    X = np.array([[0.5, 0.5], [0.35, 0.45], [0.0, 0.0]])
+    Xf = np.array([[0.3, 0.5], [0.9, 0.9]])
+    # L-inf distances to the nearest feasible point: 0.2, 0.05, 0.5 -> beyond 0.1: 0.1, 0, 0.4
+    want = np.array([0.1, 0.0, 0.4])
+    np.testing.assert_allclose(rule.region_excess(X, Xf), want, atol=1e-15)
+    np.testing.assert_allclose(rule.region_excess(T(X), Xf).numpy(), want, atol=1e-15)
+    # the score: a point the models admit but outside the region falls below FLOOR by its distance
+    mu_f, sd_f, mu_g, sd_g = T([0.0, 0.0, 0.0]), T([1.0, 1.0, 1.0]), T([[-5.0]] * 3), T([[0.1]] * 3)
+    s = rule.score(mu_f, sd_f, 1.0, mu_g, sd_g, region=rule.region_excess(T(X), Xf))
+    np.testing.assert_allclose(s[[0, 2]].numpy(), FLOOR - want[[0, 2]])
+    assert s[1].item() == pytest.approx(log_cei(mu_f, sd_f, 1.0, mu_g, sd_g)[1].item())
+    assert not rule.trust_region  # only under a budget
+    rule.set_budgeted(True, 5)
+    assert rule.trust_region
+    assert not PessimisticCEIRule(1, 10, budget_radius=None, budget_alpha=0.1).trust_region
+
+
+def test_pcei_under_a_budget_evaluates_inside_the_trust_region_of_its_feasible_points():
+    import ckb
+
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], m=1, policy="pcei", budget=16, minimize=True, seed=1, violation_budget=0.0
+    )
+    inside = []
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        before = [t for t in opt.history() if t["state"] == "complete"]
+        feasible = np.array([t["x"] for t in before if t["constraints"][0] <= 0.0]).reshape(-1, 2)
+        h = opt.history()[-1]
+        if h["source"] == "policy" and len(feasible) and h["info"]["phase"] == 1.0:
+            inside.append(np.abs(feasible - x).max(axis=1).min())
+        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+    assert len(inside) >= 5 and max(inside) <= 0.1 + 1e-9

@@ -55,12 +55,20 @@ wrong by more than ``kappa`` standard deviations.
   admissibility judged by each constraint's posterior mean under a zero prior mean
   (``budget_prior = "zero"``; :meth:`ckb.optimizer.models.Models.mean_std`): the fitted constant mean
   is the data's average, so a constraint satisfied at most evaluated points was presumed satisfied far
-  from them, where the first asks after a small design went (``"fitted"``: the fitted mean).
+  from them, where the first asks after a small design went (``"fitted"``: the fitted mean); and a
+  trust region (``budget_radius`` :math:`\rho` = 0.1): a point is admitted only within
+  :math:`\ell_\infty` distance :math:`\rho` (in the unit cube) of an evaluated point whose every
+  observed constraint value is <= 0 (:meth:`region_excess`, added to the excess). Hyperparameters fitted
+  on a handful of points make the GP confident far from them (BoTorch's dimension-scaled lengthscale
+  prior has its median at 5.8 box widths in 2-D), and most violations under a budget came from the first
+  asks after the design, one box-tenth or more from anything evaluated; safe-exploration methods grow a
+  safe set outward from evaluated safe points for the same reason (SafeOpt; the trust regions of
+  SCBO). None: no trust region.
 
 Constants: ``kappa`` (2.0: a point is admitted when each constraint is feasible with posterior
 probability about :math:`\Phi(2) = 0.977` under the fitted GP; larger is safer and slower to reach a
 boundary optimum), ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1),
-``budget_prior`` ("zero"). State: ``endgame``
+``budget_prior`` ("zero"), ``budget_radius`` (0.1). State: ``endgame``
 (the allowance comes from the optimizer's accounting of the budget at each ask). Internals: ``phase``
 (0 feasibility first, 1 inside :math:`A_t`, 2 fallback), ``endgame``, ``allowance`` (per constraint).
 """
@@ -87,6 +95,7 @@ class PessimisticCEIRule(Rule):
         "endgame_ei": Real(low=0.0),
         "budget_alpha": PROBABILITY,
         "budget_prior": Choice(("zero", "fitted")),
+        "budget_radius": Real(low=0.0, high=1.0, low_inclusive=False, optional=True),
     }
     defaults: ClassVar[dict[str, Any]] = {
         "kappa": 2.0,
@@ -94,6 +103,7 @@ class PessimisticCEIRule(Rule):
         "endgame_ei": 1e-3,
         "budget_alpha": 0.1,
         "budget_prior": "zero",
+        "budget_radius": 0.1,
     }
     state_keys = ("endgame",)
 
@@ -128,6 +138,23 @@ class PessimisticCEIRule(Rule):
         budget with ``budget_prior = "zero"``)."""
         return self.budgeted and self.budget_prior == "zero"
 
+    @property
+    def trust_region(self) -> bool:
+        """Admit only points near an evaluated feasible point (under a budget, with ``budget_radius``)."""
+        return self.budgeted and self.budget_radius is not None
+
+    def region_excess(self, X, X_feasible):
+        r""":math:`[\min_i \|x - x_i\|_\infty - \rho]^+` over the evaluated feasible points :math:`x_i`
+        (unit cube, (n, d)), ``budget_radius`` :math:`\rho`: 0 exactly inside the trust region; ``X``
+        (..., d), numpy or torch."""
+        Xf = like(X_feasible, X)
+        diff = X[..., None, :] - Xf
+        if isinstance(X, np.ndarray):
+            dist = np.abs(diff).max(-1).min(-1)
+        else:
+            dist = diff.abs().amax(-1).amin(-1)
+        return positive_part(dist - self.budget_radius)
+
     def check_endgame(self, log_ei: float) -> bool:
         """Start the endgame (for good) when the chosen point's log expected improvement is below
         ``log(endgame_ei)``; returns whether it started now."""
@@ -142,17 +169,22 @@ class PessimisticCEIRule(Rule):
     #: the best observed feasible objective (maximization sense), None if nothing feasible yet
     incumbent = staticmethod(ConstrainedEIRule.incumbent)
 
-    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None):
+    def score(
+        self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None, region=None
+    ):
         """The rule's score (torch): log PoF before any feasible observation; else log EI + log PoF on the
         admissible set and ``FLOOR`` minus the pessimistic excess elsewhere (``threshold`` (m,) in the
         models' units: the allowance mapped into them; None: 0; ``mu_g_excess``: the constraint means
-        the admissible set is judged by, if not ``mu_g``)."""
+        the admissible set is judged by, if not ``mu_g``; ``region``: :meth:`region_excess` at the
+        points, added to the excess: outside the trust region is outside the admissible set)."""
         import torch
 
         value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
         if best is None:
             return value
         excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold)
+        if region is not None:
+            excess = excess + region
         return torch.where(excess <= 0.0, value, FLOOR - excess)
 
     def excess(self, mu_g, sd_g, threshold=None):
@@ -211,10 +243,12 @@ class SlackCEIRule(PessimisticCEIRule):
     endgame flag. Internals as :class:`PessimisticCEIRule`, ``allowance`` being :math:`a_t` (signed).
     """
 
-    def score(self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None):
+    def score(
+        self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None, region=None
+    ):
         """log PoF before any feasible observation; on the admissible set log EI + log P(g <= tau) before
         the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere
-        (judged by ``mu_g_excess`` if given, as :meth:`PessimisticCEIRule.score`)."""
+        (judged by ``mu_g_excess`` if given, ``region`` added, as :meth:`PessimisticCEIRule.score`)."""
         import torch
 
         shifted = mu_g if threshold is None else mu_g - like(threshold, mu_g)  # P(g <= tau) = P(g - tau <= 0)
@@ -222,4 +256,6 @@ class SlackCEIRule(PessimisticCEIRule):
             return log_cei(mu_f, sd_f, None, shifted, sd_g)
         value = mu_f if self.endgame else log_cei(mu_f, sd_f, best, shifted, sd_g)
         excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold)
+        if region is not None:
+            excess = excess + region
         return torch.where(excess <= 0.0, value, FLOOR - excess)

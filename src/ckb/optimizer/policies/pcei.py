@@ -8,8 +8,9 @@ constraint's upper confidence bound says are feasible).
 data. Constants: ``kappa`` = 2.0 (the width of the constraints' upper confidence bounds, on the fitted
 GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; ``kappa``: no exploration phase),
 ``endgame_ei`` (1e-3 standard deviations of the objective), and under a violation budget ``budget_alpha``
-= 0.1 (the union-bound width over the asks left) and ``budget_prior`` = "zero" (admissibility judged under
-a zero prior mean of each constraint).
+= 0.1 (the union-bound width over the asks left), ``budget_prior`` = "zero" (admissibility judged under
+a zero prior mean of each constraint) and ``budget_radius`` = 0.1 (new points within that
+:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube).
 """
 
 from __future__ import annotations
@@ -40,18 +41,27 @@ class PessimisticCEI(RuleOptimizerPolicy):
         best = rule.incumbent(ctx.y, ctx.c)
         allowance, tau = self._allowance(ctx)
         rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
-        x = self._argmax(ctx, best, tau)
-        excess = self._excess(ctx.models, x, tau)
+        safe = self._feasible_points(ctx) if best is not None and rule.trust_region else None
+        x = self._argmax(ctx, best, tau, safe)
+        excess = self._excess(ctx.models, x, tau, safe)
         relaxed = None if best is None else self._relaxed(tau)
         if relaxed is not None and excess > 0.0:
             tau = relaxed  # nothing admissible at the first threshold: the relaxed one
-            x = self._argmax(ctx, best, tau)
-            excess = self._excess(ctx.models, x, tau)
+            x = self._argmax(ctx, best, tau, safe)
+            excess = self._excess(ctx.models, x, tau, safe)
         rule.record(excess, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
 
-    def _argmax(self, ctx, best: float | None, tau) -> np.ndarray:
-        """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now)."""
+    @staticmethod
+    def _feasible_points(ctx) -> np.ndarray:
+        """The evaluated points (unit cube) whose every observed constraint value is <= 0: the centres of
+        the trust region under a budget (the models' first rows are the complete points, in order)."""
+        X = np.asarray(ctx.models.X)[: len(ctx.y)]
+        return X[np.all(np.asarray(ctx.c) <= 0.0, axis=1)]
+
+    def _argmax(self, ctx, best: float | None, tau, safe=None) -> np.ndarray:
+        """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now);
+        ``safe``: the trust region's centres (None: no trust region)."""
         rule, models = self.rule, ctx.models
 
         zero = rule.zero_prior
@@ -59,7 +69,8 @@ class PessimisticCEI(RuleOptimizerPolicy):
         def score(X):
             mu, sd = models.mean_std(X)
             mu0 = models.mean_std(X, zero_prior_mean=True)[0][..., 1:] if zero else None
-            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0)
+            region = None if safe is None else rule.region_excess(X, safe)
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, region)
 
         x, _ = ctx.maximize(score)
         if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
@@ -80,13 +91,16 @@ class PessimisticCEI(RuleOptimizerPolicy):
         units: what remains of the violation budget (None without one: threshold 0)."""
         return ctx.violation_left, _thresholds(ctx.violation_left, ctx.c_to_raw, self.m)
 
-    def _excess(self, models, x: np.ndarray, tau) -> float:
+    def _excess(self, models, x: np.ndarray, tau, safe=None) -> float:
         import torch
 
         with torch.no_grad():
             X = torch.as_tensor(x[None, :])
             mu, sd = models.mean_std(X, zero_prior_mean=True) if self.rule.zero_prior else models.mean_std(X)
-            return float(self.rule.excess(mu[..., 1:], sd[..., 1:], tau).reshape(-1)[0])
+            excess = self.rule.excess(mu[..., 1:], sd[..., 1:], tau)
+            if safe is not None:
+                excess = excess + self.rule.region_excess(X, safe)
+            return float(excess.reshape(-1)[0])
 
     @staticmethod
     def _log_ei(models, x: np.ndarray, best: float) -> float:
