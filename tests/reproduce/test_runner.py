@@ -28,3 +28,22 @@ def test_quick_reproduction_writes_a_report_with_one_row_per_claim(tmp_path):
 def test_list_names_every_paper():
     res = CliRunner().invoke(app, ["reproduce", "--list"], catch_exceptions=False)
     assert res.exit_code == 0 and "xu-et-al-2023" in res.output and "zhou-ji-2022" in res.output
+
+
+def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
+    import json
+
+    from ckb.reproduce import load_paper, reproduce
+
+    paper = load_paper("shi-eryilmaz-2022")
+    runs = tmp_path / "runs"
+    for spec in paper.specs:
+        (runs / spec).mkdir(parents=True)
+        (runs / spec / "summary.json").write_text(json.dumps({"horizon": 350, "trials": 1, "algorithms": {}}))
+    (runs / paper.specs[0] / "regret.png").write_bytes(b"png")
+    out = reproduce(paper.short, runs, run=False, report_dir=tmp_path / "docs")
+    text = (tmp_path / "docs" / f"{paper.short}.md").read_text()
+    assert out["report"].endswith(f"{paper.short}.md")
+    assert (tmp_path / "docs" / paper.short / paper.specs[0] / "regret.png").read_bytes() == b"png"
+    assert f"![{paper.specs[0]}]({paper.short}/{paper.specs[0]}/regret.png)" in text
+    assert "violation.png" not in text  # not drawn: not linked

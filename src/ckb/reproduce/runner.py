@@ -77,23 +77,28 @@ def reproduce(
         summaries[spec_name] = load_summary(where / "summary.json")
     verdicts = [judge(c, summaries.get(c.experiment)) for c in paper.claims]
     target = Path(report_dir) if report_dir is not None else (out if quick else Path("docs/reproduction"))
-    figures = _copy_figures(summaries, target / paper.short) if not quick else {}
+    figures = _copy_figures(out, paper.specs, target / paper.short) if not quick else {}
     report = write_report(
         paper, verdicts, summaries, target / f"{paper.short}.md", quick=quick, figures=figures
     )
     return {"paper": paper.short, "report": str(report), "verdicts": verdicts}
 
 
-def _copy_figures(summaries, folder: Path) -> dict[str, list[str]]:
-    """Copy each run's plots to ``folder/<spec>/`` (the report links them); spec -> relative paths."""
-    out: dict[str, list[str]] = {}
-    for spec_name, summary in summaries.items():
-        for p in (summary or {}).get("plots", []):
-            src = Path(p)
+#: the plots a report shows per experiment (the curves the papers' figures are cited for), when drawn
+FIGURES = ("regret.png", "violation.png")
+
+
+def _copy_figures(out: Path, specs, folder: Path) -> dict[str, list[str]]:
+    """Copy each run's :data:`FIGURES` (``out/<spec>/``, drawn by the pipeline) to ``folder/<spec>/``, which
+    the report links; spec -> relative paths."""
+    found: dict[str, list[str]] = {}
+    for spec_name in specs:
+        for name in FIGURES:
+            src = out / spec_name / name
             if not src.exists():
                 continue
-            dst = folder / spec_name / src.name
+            dst = folder / spec_name / name
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
-            out.setdefault(spec_name, []).append(f"{folder.name}/{spec_name}/{src.name}")
-    return out
+            found.setdefault(spec_name, []).append(f"{folder.name}/{spec_name}/{name}")
+    return found
