@@ -84,8 +84,9 @@ def reproduce(
     return {"paper": paper.short, "report": str(report), "verdicts": verdicts}
 
 
-#: the plots a report shows per experiment (the curves the papers' figures are cited for), when drawn
-FIGURES = ("regret.png", "violation.png")
+#: the plots a report shows per experiment, when drawn (the curves the papers' figures are cited for; the
+#: affine shift only for multi-agent runs with an affine constraint)
+FIGURES = ("regret.png", "violation.png", "affine_shift.png")
 
 
 def _copy_figures(out: Path, specs, folder: Path) -> dict[str, list[str]]:
