@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ckb.reproduce.claims import Paper, load_paper
-from ckb.reproduce.report import write_report
+from ckb.reproduce.report import write_index, write_report
 from ckb.reproduce.verdict import judge
 
 QUICK_TRIALS = 2
@@ -81,6 +81,8 @@ def reproduce(
     report = write_report(
         paper, verdicts, summaries, target / f"{paper.short}.md", quick=quick, figures=figures
     )
+    if not quick:
+        write_index(target)
     return {"paper": paper.short, "report": str(report), "verdicts": verdicts}
 
 
