@@ -47,6 +47,11 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
     assert (tmp_path / "docs" / paper.short / paper.specs[0] / "regret.png").read_bytes() == b"png"
     assert f"![{paper.specs[0]}]({paper.short}/{paper.specs[0]}/regret.png)" in text
     assert "violation.png" not in text  # not drawn: not linked
+    from ckb.experiments.spec import load_spec
+
+    spec = load_spec(paper.specs[0])  # every departure the spec states is in the report
+    assert "## Choices and departures" in text and spec.choices
+    assert all(f"- **{key}**: " in text for key in spec.choices)
     index = (tmp_path / "docs" / "README.md").read_text()
     n = len(paper.claims)
     assert f"| {paper.citation} | 0 | 0 | 0 | {n} | {n} | [{paper.short}.md]({paper.short}.md) |" in index

@@ -88,6 +88,7 @@ def write_report(
         reason = v.reason + (f" {c.note}" if c.note else "")
         row = [c.id, c.where, c.statement, c.experiment, paper_value(c), v.value, f"**{v.verdict}**", reason]
         lines.append("| " + " | ".join(_cell(x) for x in row) + " |")
+    lines += _choices(paper)
     if figures:
         lines += ["", "## Figures", ""]
         for spec_name, paths in figures.items():
@@ -95,6 +96,25 @@ def write_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines).rstrip() + "\n")
     return path
+
+
+def _choices(paper: Paper) -> list[str]:
+    """The section listing, per experiment, its spec's ``[choices]``: every point where the paper is silent
+    or inconsistent, or where the run departs from it, with the choice made and why (from the shipped
+    spec, the same text ``ckb spec NAME`` prints)."""
+    from ckb.experiments.spec import load_spec
+
+    lines = [
+        "",
+        "## Choices and departures",
+        "",
+        "What each experiment decides where the paper is silent, inconsistent or not followed, as its spec "
+        "states it.",
+    ]
+    for name in paper.specs:
+        choices = getattr(load_spec(name), "choices", None) or {}
+        lines += ["", f"### {name}", ""] + [f"- **{k}**: {_cell(v)}" for k, v in choices.items()]
+    return lines
 
 
 _TALLY = re.compile(
