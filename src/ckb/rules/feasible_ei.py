@@ -177,22 +177,28 @@ class PessimisticCEIRule(Rule):
         models' units: the allowance mapped into them; None: 0; ``mu_g_excess``: the constraint means
         the admissible set is judged by, if not ``mu_g``; ``region``: :meth:`region_excess` at the
         points, added to the excess: outside the trust region is outside the admissible set)."""
-        import torch
 
         value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
         if best is None:
             return value
-        excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold)
-        if region is not None:
-            excess = excess + region
+        return self._admitted(value, mu_g, sd_g, threshold, mu_g_excess, region)
+
+    def _admitted(self, value, mu_g, sd_g, threshold, mu_g_excess, region):
+        """``value`` on the admissible set (judged by ``mu_g_excess`` if given, with the trust region's
+        ``region``), ``FLOOR`` minus the excess elsewhere (torch)."""
+        import torch
+
+        excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold, region)
         return torch.where(excess <= 0.0, value, FLOOR - excess)
 
-    def excess(self, mu_g, sd_g, threshold=None):
-        """:math:`\\sum_j [\\mu_{g_j} + \\kappa\\sigma_{g_j} - \\tau_j]^+`: 0 exactly on the admissible set."""
+    def excess(self, mu_g, sd_g, threshold=None, region=None):
+        """:math:`\\sum_j [\\mu_{g_j} + \\kappa\\sigma_{g_j} - \\tau_j]^+`, plus ``region`` (:meth:`region_excess`)
+        if given: 0 exactly on the admissible set."""
         ucb = mu_g + self.width * sd_g
         if threshold is not None:
             ucb = ucb - like(threshold, ucb)
-        return positive_part(ucb).sum(-1)
+        excess = positive_part(ucb).sum(-1)
+        return excess if region is None else excess + region
 
     def record(self, excess_at_x: float, best: float | None, allowance) -> None:
         phase = 0.0 if best is None else (1.0 if excess_at_x <= 1e-9 else 2.0)
@@ -249,13 +255,9 @@ class SlackCEIRule(PessimisticCEIRule):
         """log PoF before any feasible observation; on the admissible set log EI + log P(g <= tau) before
         the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere
         (judged by ``mu_g_excess`` if given, ``region`` added, as :meth:`PessimisticCEIRule.score`)."""
-        import torch
 
         shifted = mu_g if threshold is None else mu_g - like(threshold, mu_g)  # P(g <= tau) = P(g - tau <= 0)
         if best is None:
             return log_cei(mu_f, sd_f, None, shifted, sd_g)
         value = mu_f if self.endgame else log_cei(mu_f, sd_f, best, shifted, sd_g)
-        excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold)
-        if region is not None:
-            excess = excess + region
-        return torch.where(excess <= 0.0, value, FLOOR - excess)
+        return self._admitted(value, mu_g, sd_g, threshold, mu_g_excess, region)

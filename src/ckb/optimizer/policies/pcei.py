@@ -97,10 +97,8 @@ class PessimisticCEI(RuleOptimizerPolicy):
         with torch.no_grad():
             X = torch.as_tensor(x[None, :])
             mu, sd = models.mean_std(X, zero_prior_mean=True) if self.rule.zero_prior else models.mean_std(X)
-            excess = self.rule.excess(mu[..., 1:], sd[..., 1:], tau)
-            if safe is not None:
-                excess = excess + self.rule.region_excess(X, safe)
-            return float(excess.reshape(-1)[0])
+            region = None if safe is None else self.rule.region_excess(X, safe)
+            return float(self.rule.excess(mu[..., 1:], sd[..., 1:], tau, region).reshape(-1)[0])
 
     @staticmethod
     def _log_ei(models, x: np.ndarray, best: float) -> float:
