@@ -43,7 +43,9 @@ from typing import Any
 from ckb._validation import did_you_mean
 from ckb.errors import SpecError, UnknownNameError
 
-KINDS = ("value", "at_most", "at_least", "relative", "ordering", "lowest", "sublinear")
+#: the kinds judged by an ``order`` of labels rather than one algorithm
+ORDER_KINDS = ("ordering", "lowest")
+KINDS = ("value", "at_most", "at_least", "relative", *ORDER_KINDS, "sublinear")
 STATS = ("mean", "median", "share_le_zero", "share_zero", "slope")
 _CLAIM_KEYS = {
     "id", "where", "statement", "experiment", "metric", "stat", "kind", "algorithm", "reference",
@@ -73,7 +75,7 @@ class Claim:
 
     def algorithms(self) -> list[str]:
         """Every algorithm label the claim reads."""
-        names = list(self.order) if self.kind in ("ordering", "lowest") else [self.algorithm]
+        names = list(self.order) if self.kind in ORDER_KINDS else [self.algorithm]
         return names + ([self.reference] if self.reference else [])
 
 
@@ -129,7 +131,7 @@ def _claim(raw: dict[str, Any], where: str) -> Claim:
         raise SpecError(f"claim {raw['id']!r}{where}: kind {kind!r} is not one of {KINDS}.")
     if stat not in STATS:
         raise SpecError(f"claim {raw['id']!r}{where}: stat {stat!r} is not one of {STATS}.")
-    if kind in ("ordering", "lowest"):
+    if kind in ORDER_KINDS:
         if len(raw.get("order", [])) < 2:
             raise SpecError(f"claim {raw['id']!r}{where}: {kind!r} needs order = [at least two labels].")
     elif not raw.get("algorithm"):

@@ -13,6 +13,9 @@ from typing import Any
 from ckb.reproduce.claims import Claim, Paper
 from ckb.reproduce.verdict import NOT_REPRODUCED, NOT_RUN, PARTLY, REPRODUCED, Verdict
 
+#: the verdicts in the order a report's tally gives them
+_VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN)
+
 
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -65,7 +68,7 @@ def write_report(
         lines += [paper.note, ""]
     lines += [
         "Verdicts: "
-        + ", ".join(f"{k} {counts.get(k, 0)}" for k in (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN))
+        + ", ".join(f"{k} {counts.get(k, 0)}" for k in _VERDICTS)
         + f" (of {len(verdicts)} claims).",
         "",
         "## Runs",
@@ -117,9 +120,9 @@ def _choices(paper: Paper) -> list[str]:
     return lines
 
 
+#: the tally line of a report (written by :func:`write_report`, read back by :func:`write_index`)
 _TALLY = re.compile(
-    r"^Verdicts: reproduced (\d+), partly (\d+), not reproduced (\d+), not run (\d+) \(of (\d+) claims\)\.$",
-    re.M,
+    "^Verdicts: " + ", ".join(rf"{k} (\d+)" for k in _VERDICTS) + r" \(of (\d+) claims\)\.$", re.M
 )
 
 

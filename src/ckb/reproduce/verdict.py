@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb.reproduce.claims import Claim
+from ckb.reproduce.claims import ORDER_KINDS, Claim
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = "reproduced", "partly", "not reproduced", "not run"
 
@@ -97,7 +97,7 @@ def judge(claim: Claim, summary: dict[str, Any] | None) -> Verdict:
 
 def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
     s, m = claim.stat, claim.metric
-    if claim.kind in ("ordering", "lowest"):
+    if claim.kind in ORDER_KINDS:
         return _ordering(claim, summary)
     if claim.kind == "sublinear":
         nonpositive = _nonpositive_average(summary, claim.algorithm, m)
