@@ -51,6 +51,17 @@ def test_shipped_specs_validate(name):
             s.validate()
 
 
+@pytest.mark.parametrize("name", sorted(shipped()))
+def test_shipped_specs_name_papers_by_authors_not_by_our_file_numbers(name):
+    # what ckb spec / ckb list / the reproduction reports show: no paper file number (000-004) and no
+    # reference to our engineering notes ("digest")
+    import re
+
+    text = shipped()[name].read_text()
+    assert not re.findall(r"(?<![\d,.])\b00[0-4]\b(?![\d,.]\d)", text)
+    assert "digest" not in text.lower()
+
+
 def test_unknown_top_level_field_suggests_closest():
     with pytest.raises(SpecError, match="'horizn'.*Did you mean 'horizon'"):
         ExperimentSpec.from_dict({**GOOD, "horizn": 5})
