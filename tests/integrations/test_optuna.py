@@ -223,7 +223,7 @@ def test_bad_settings_are_one_line_errors():
 
 def test_search_options_are_the_optimizers_and_never_reach_the_policy():
     s = CKBSampler(policy="pcei", num_restarts=3, torch_threads=2, kappa=1.5)
-    assert (s.num_restarts, s.torch_threads, s.raw_samples, s.refit_every) == (3, 2, 256, 1)
+    assert (s.num_restarts, s.torch_threads, s.raw_samples, s.refit_every) == (3, 2, 256, None)
     assert s.policy_params == {"kappa": 1.5}
     study = optuna.create_study(sampler=CKBSampler(), directions=["minimize", "minimize"])
     with pytest.raises(InvalidInputError, match="one objective"):

@@ -412,3 +412,38 @@ def test_a_truncated_or_stateless_study_file_is_a_clear_error(tmp_path):
         conn.execute("DELETE FROM policy_states")
     with pytest.raises(StudyFileError, match="study 'pump' in .* has no stored optimizer state"):
         ckb.Optimizer.load(path, "pump")
+
+
+def _record_refits(monkeypatch) -> list[bool]:
+    """Whether each ask's model build refitted the hyperparameters."""
+    import ckb.optimizer.models as models
+
+    fits: list[bool] = []
+    original = models.Models
+
+    class Recording(original):
+        def __init__(self, *args, fit=True, **kwargs):
+            fits.append(bool(fit))
+            super().__init__(*args, fit=fit, **kwargs)
+
+    monkeypatch.setattr(models, "Models", Recording)
+    return fits
+
+
+@pytest.mark.parametrize(
+    "policy, refit_every, expected",
+    [
+        ("pcei", None, [True, False, True, False]),  # the policy's interval: every second result
+        ("slack-cei", None, [True, False, True, False]),
+        ("cei", None, [True, True, True, True]),
+        ("pcei", 1, [True, True, True, True]),  # the user's interval wins
+        ("cei", 3, [True, False, False, True]),
+    ],
+)
+def test_refit_every_defaults_to_the_policys_interval(monkeypatch, policy, refit_every, expected):
+    fits = _record_refits(monkeypatch)
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], m=1, budget=8, n_init=3, policy=policy, refit_every=refit_every, **FAST
+    )
+    run(opt, 7)
+    assert fits == expected

@@ -15,7 +15,7 @@ array or a callable ``f(n_init, rng)``) or the scrambled Sobol design (:func:`ck
 (:mod:`ckb.optimizer.policies`; by default the one of the ``goal``), as do further Sobol points while no
 evaluation has completed. An ask (a) reads the complete observations, (b) converts them to policy units
 (:class:`~ckb.optimizer.models.OutcomeUnits`, below), (c) fits the GPs (:mod:`ckb.optimizer.models`;
-hyperparameters refitted when ``refit_every`` new results arrived since the last fit, when the policy's
+hyperparameters refitted when ``refit_every`` new results (None: the policy's interval) arrived since the last fit, when the policy's
 targets changed meaning or when the units of a target changed, else reused), (d) conditions them on
 every pending and failed point (posterior-mean fantasies: the next points move away from those; a
 failed point carries no value), (e) lets the policy decide (multi-start gradient ascent of its score
@@ -323,7 +323,8 @@ class Optimizer:
         is created; an existing file must be a ckb study file (any other file is refused, unchanged).
     study_name : the study in that file (default ``"study"``); an existing study is resumed.
     candidates : optional (n, d) points in the box: the optimizer then only proposes candidates.
-    refit_every : refit the GP hyperparameters after this many new results (1: at every ask).
+    refit_every : refit the GP hyperparameters after this many new results (1: at every ask; None, the
+        default: the policy's own interval, 2 for ``pcei`` and ``slack-cei`` and 1 for the others).
     num_restarts, raw_samples, maxiter : the acquisition maximizer (``optimize_acqf``) settings.
     batch_separation : while points are pending (``ask(k)``, or other workers' asks), a new point keeps
         at least this many lengthscales (scaled Euclidean distance, each dimension by the smallest
@@ -352,7 +353,7 @@ class Optimizer:
         violation_budget: Any = None,
         outcome_transform: str = "auto",
         exact: bool = False,
-        refit_every: int = 1,
+        refit_every: int | None = None,
         num_restarts: int = 10,
         raw_samples: int = 256,
         maxiter: int = 100,
@@ -958,7 +959,7 @@ def _stored_params(policy_params: dict[str, Any]) -> dict[str, Any]:
 
 def _set_search_options(
     obj: Any,
-    refit_every=1,
+    refit_every=None,
     num_restarts=10,
     raw_samples=256,
     maxiter=100,
@@ -967,7 +968,9 @@ def _set_search_options(
 ) -> None:
     """Check the model and search options that :class:`Optimizer` and
     :class:`~ckb.integrations.optuna.CKBSampler` share (same names and defaults), and set them on ``obj``."""
-    obj.refit_every = check_scalar(refit_every, "refit_every", low=1, integer=True)
+    obj.refit_every = (
+        None if refit_every is None else check_scalar(refit_every, "refit_every", low=1, integer=True)
+    )
     obj.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
     obj.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
     obj.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
@@ -1001,7 +1004,7 @@ def _fit_models(
     y_p: np.ndarray,
     c_p: np.ndarray,
     state: dict[str, Any] | None,
-    refit_every: int,
+    refit_every: int | None,
     *,
     noise_floor: float | None = None,
     same: dict[str, tuple[Any, Any]] | None = None,
@@ -1013,8 +1016,8 @@ def _fit_models(
     ``state`` is the stored model state (None before the first fit). Its hyperparameters are the warm
     start when the targets have the same names and every entry of ``same`` (``key: (value, default)``,
     the default standing for a state without the key) matches; they are refitted when they are not
-    reused, when the policy's model tag changed, when ``refit_every`` results arrived since the last
-    fit, or when an entry of ``stale`` (likewise) changed. After a refit the new state holds the names,
+    reused, when the policy's model tag changed, when ``refit_every`` results (None: the policy's
+    ``refit_every``) arrived since the last fit, or when an entry of ``stale`` (likewise) changed. After a refit the new state holds the names,
     tag, number of results and hyperparameters, and the entries of ``same`` and ``stale`` that differ
     from their defaults."""
     from ckb.optimizer.models import Models
@@ -1028,7 +1031,7 @@ def _fit_models(
     refit = (
         not warm
         or st["tag"] != tag
-        or n - int(st["n_fit"]) >= refit_every
+        or n - int(st["n_fit"]) >= (policy.refit_every if refit_every is None else refit_every)
         or any(st.get(k, d) != v for k, (v, d) in stale.items())
     )
     models = Models(

@@ -64,6 +64,9 @@ class OptimizerPolicy:
     #: the GP fits' relative tolerance (L-BFGS-B's ``ftol`` on the marginal log likelihood; None:
     #: SciPy's 2.2e-9)
     fit_tolerance: ClassVar[float | None] = None
+    #: refit the GP hyperparameters after this many new results when the optimizer's ``refit_every`` is
+    #: None (its default); in between, the stored hyperparameters are conditioned on all current data
+    refit_every: ClassVar[int] = 1
 
     def __init__(self, m: int, horizon: int) -> None:
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)

@@ -34,6 +34,12 @@ class PessimisticCEI(RuleOptimizerPolicy):
     #: 128 to 25 on Gramacy's problem but stopped short of the admissible set's edge: Hartmann-6 in the
     #: ball solved 2 of 5 seeds instead of 4, so the maximizer keeps SciPy's 20.)
     fit_tolerance = 1e-6
+    #: the hyperparameters are refitted after every second result (the optimizer's ``refit_every=None``);
+    #: in between, the last fit's hyperparameters are conditioned on all current data. Measured on six
+    #: benchmark problems at 10 seeds: CPU seconds per iteration 10-30% lower (Hartmann-6 in the ball
+    #: 0.32 -> 0.26, Gramacy 0.34 -> 0.28), the same number of solved runs in all (41 of 60 both), the
+    #: median violating evaluations after the design within 1 per problem.
+    refit_every = 2
 
     def decide(self, ctx):
         self._begin()
