@@ -42,3 +42,58 @@ def test_queue_ucb_queues_follow_every_observation_in_trial_order():
     for v in c8 / np.sqrt(np.mean(c8**2)):
         q = max(q + v, 0.0)
     assert h["info"]["Q"] == pytest.approx(q)
+
+
+def test_feasibility_first_until_some_evaluation_satisfies_every_constraint():
+    assert not VirtualQueueRule(2, 10).feasibility_first  # off by default
+    rule = VirtualQueueRule(2, 10, feasibility_first=True)
+    assert rule.searching_feasible([[0.5, -1.0], [-0.5, 0.5]])  # no row feasible in both
+    assert not rule.searching_feasible([[0.5, -1.0], [-0.5, 0.0]])  # the second row is (0 counts)
+    assert rule.searching_feasible(np.zeros((0, 2)))
+    assert not VirtualQueueRule(2, 10, feasibility_first=False).searching_feasible([[1.0, 1.0]])
+
+
+def test_feasibility_score_is_the_log_probability_of_feasibility():
+    torch = pytest.importorskip("torch")
+    from scipy.stats import norm
+
+    mu = torch.tensor([[0.5, -1.0], [-2.0, 0.25]], dtype=torch.float64)
+    sd = torch.tensor([[1.0, 0.5], [2.0, 0.25]], dtype=torch.float64)
+    expected = norm.logcdf(-mu.numpy() / sd.numpy()).sum(-1)
+    np.testing.assert_allclose(VirtualQueueRule.feasibility_score(mu, sd).numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_queue_ucb_searches_for_feasibility_before_its_queue_score(first):
+    pytest.importorskip("botorch")
+    import ckb
+
+    opt = ckb.Optimizer(
+        [0, 0],
+        [1, 1],
+        m=1,
+        policy="queue-ucb",
+        budget=6,
+        n_init=3,
+        seed=0,
+        num_restarts=2,
+        raw_samples=32,
+        maxiter=50,
+        feasibility_first=first,
+    )
+    phases = []
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        c = float(0.95 - x[0])  # feasible on 5% of the box only
+        opt.tell(x, float(x[1]), [c])
+        h = opt.history()[-1]
+        if h["source"] == "policy":
+            feasible_before = any(t["feasible"] for t in opt.history()[:-1])
+            phases.append((h["info"]["phase"], feasible_before))
+    if not first:
+        assert [p for p, _ in phases] == [1.0] * len(phases)
+        return
+    assert phases and all(p == (0.0 if not before else 1.0) for p, before in phases)
+    assert phases[0][0] == 0.0  # the design (x0 < 0.95) held no feasible point
+    design_x0 = max(t["x"][0] for t in opt.history()[:3])
+    assert opt.history()[3]["x"][0] > design_x0  # toward feasibility: larger x0

@@ -178,6 +178,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
+    "queue-ucb-feasibility-first": ("queue-ucb", {"params": {"feasibility_first": True}}),
 }
 
 

@@ -27,9 +27,19 @@ Unlike the papers' dual step on the estimate at the played point (:mod:`ckb.rule
 queue moves with what was observed, so a short run's multipliers do not wait for the estimates to
 settle. The queues also carry the design's slack or debt into the run.
 
+**Feasibility first** (``feasibility_first``, default False): while no evaluation has satisfied every
+constraint, play the point most likely feasible,
+:math:`\arg\max_x \sum_j \log\Phi(-\mu_{g_j}(x)/\sigma_{g_j}(x))`, as the optimizer's EI-based
+policies do. Measured on six benchmark problems at 10 seeds (60 evaluations): on the tension/compression
+spring (0.75% of the box feasible, no design point feasible) it evaluated a feasible point in 8 seeds
+against 2 without it (qLogNEI 9), but its cumulative regret there rose from 7.5e3 to 1.0e4, and on
+Gardner 2, whose designs mostly hold no feasible point, it reached the constrained optimum in 0 seeds
+against 5 (the other four problems: the same decisions). So it is off by default, for a user whose
+feasible region is a small share of the box. (A choice of ours: the queue rule is not a paper's.)
+
 Constants: ``V`` (1.0: the weight of the objective against a queue of one unit of the constraint's scale),
 ``beta`` (1.0) and ``beta_g`` (0.0: the posterior mean of each constraint) as constant widths (or
-schedules, as for the other rules). State: none besides the round counter.
+schedules, as for the other rules), ``feasibility_first`` (False). State: none besides the round counter.
 """
 
 from __future__ import annotations
@@ -38,7 +48,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.rules.base import NONNEGATIVE, Real, Rule, Width, like, named
+from ckb.rules.base import NONNEGATIVE, Flag, Real, Rule, Width, like, named
+from ckb.rules.cei import log_cei
 from ckb.rules.primal_dual import _width
 
 
@@ -52,6 +63,7 @@ class VirtualQueueRule(Rule):
         "B": NONNEGATIVE,
         "R": NONNEGATIVE,
         "alpha": Real(low=0.0, high=1.0, low_inclusive=False, high_inclusive=False),
+        "feasibility_first": Flag(),
     }
     defaults: ClassVar[dict[str, Any]] = {
         "V": 1.0,
@@ -60,6 +72,7 @@ class VirtualQueueRule(Rule):
         "B": 5.0,
         "R": 0.1,
         "alpha": 0.05,
+        "feasibility_first": False,
     }
 
     def setup(self) -> None:
@@ -89,6 +102,17 @@ class VirtualQueueRule(Rule):
     def score(self, f_est, g_est):
         r""":math:`\hat f - \sum_j (Q_j / V)\,\hat g_j`; ``f_est`` (...,), ``g_est`` (..., m)."""
         return f_est - (g_est * like(self.Q / self.V, g_est)).sum(-1)
+
+    def searching_feasible(self, c_seq) -> bool:
+        """Whether this decision is in the feasibility-first phase: ``feasibility_first`` and no row of the
+        observed constraint values ``c_seq`` (n, m) is <= 0 everywhere."""
+        c = np.asarray(c_seq, dtype=float).reshape(-1, self.m)
+        return bool(self.feasibility_first) and not bool(np.any(np.all(c <= 0.0, axis=1)))
+
+    @staticmethod
+    def feasibility_score(mu_g, sd_g):
+        r""":math:`\sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})` (torch): the feasibility-first phase's score."""
+        return log_cei(None, None, None, mu_g, sd_g)
 
     def internals(self) -> dict[str, float]:
         return dict(self.last)

@@ -4,9 +4,11 @@ over V times its estimate; the queues follow the observed running sum of every e
 values (in trial order), so a positive running sum pushes toward feasibility and earlier slack pays for
 later infeasible but rewarding points.
 
-**At ask time**: the queues (from the complete observations, in policy units), the widths, the argmax.
+**At ask time**: the queues (from the complete observations, in policy units), the widths, the argmax
+(with ``feasibility_first``, while no evaluation is feasible: of the probability of feasibility).
 **At tell time**: nothing but the data (the queues are recomputed from it). Constants on standardized
-outcomes: ``V`` = 1.0, ``beta`` = 1.0, ``beta_g`` = 0.0.
+outcomes: ``V`` = 1.0, ``beta`` = 1.0, ``beta_g`` = 0.0, ``feasibility_first`` = False. Internals: the
+widths, the queues ``Q`` and ``phase`` (0 feasibility first, 1 the queue score).
 """
 
 from __future__ import annotations
@@ -27,10 +29,18 @@ class QueueUCB(RuleOptimizerPolicy):
         rule.queues(ctx.c)
         models = ctx.models
         bf, bg = rule.widths(models.view)
+        if rule.searching_feasible(ctx.c):
+
+            def score(X):
+                mu, sd = models.mean_std(X)
+                return rule.feasibility_score(mu[..., 1:], sd[..., 1:])
+
+            x, _ = ctx.maximize(score)
+            return x, {**rule.internals(), "phase": 0.0}
 
         def score(X):
             mu, sd = models.mean_std(X)
             return rule.score(mu[..., 0] + bf * sd[..., 0], mu[..., 1:] - bg * sd[..., 1:])
 
         x, _ = ctx.maximize(score)
-        return x, rule.internals()
+        return x, {**rule.internals(), "phase": 1.0}
