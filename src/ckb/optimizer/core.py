@@ -15,10 +15,10 @@ array or a callable ``f(n_init, rng)``) or the scrambled Sobol design (:func:`ck
 (:mod:`ckb.optimizer.policies`; by default the one of the ``goal``), as do further Sobol points while no
 evaluation has completed. An ask (a) reads the complete observations, (b) converts them to policy units
 (:class:`~ckb.optimizer.models.OutcomeUnits`, below), (c) fits the GPs (:mod:`ckb.optimizer.models`;
-hyperparameters refitted when ``refit_every`` new results (None: the policy's interval) arrived since the last fit, when the policy's
-targets changed meaning or when the units of a target changed, else reused), (d) conditions them on
-every pending and failed point (posterior-mean fantasies: the next points move away from those; a
-failed point carries no value), (e) lets the policy decide (multi-start gradient ascent of its score
+hyperparameters refitted when ``refit_every`` new results (None: the policy's interval) arrived since the
+last fit, when the policy's targets changed meaning or when the units of a target changed, else reused),
+(d) conditions them on every pending and failed point (posterior-mean fantasies: the next points move
+away from those; a failed point carries no value), (e) lets the policy decide (multi-start gradient ascent of its score
 over the unit cube, or enumeration of ``candidates``) from a :class:`~ckb.optimizer.policies.Decision`
 that also carries what is left of the violation budget, the map back to raw constraint units, whether
 evaluations are exact and the rounds left, and make its ask-time updates. ``ask(k)`` repeats (d)-(e) k
@@ -1017,9 +1017,9 @@ def _fit_models(
     start when the targets have the same names and every entry of ``same`` (``key: (value, default)``,
     the default standing for a state without the key) matches; they are refitted when they are not
     reused, when the policy's model tag changed, when ``refit_every`` results (None: the policy's
-    ``refit_every``) arrived since the last fit, or when an entry of ``stale`` (likewise) changed. After a refit the new state holds the names,
-    tag, number of results and hyperparameters, and the entries of ``same`` and ``stale`` that differ
-    from their defaults."""
+    ``refit_every``) arrived since the last fit, or when an entry of ``stale`` (likewise) changed. After a
+    refit the new state holds the names, tag, number of results and hyperparameters, and the entries of
+    ``same`` and ``stale`` that differ from their defaults."""
     from ckb.optimizer.models import Models
 
     same, stale = same or {}, stale or {}
