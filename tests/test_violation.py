@@ -113,3 +113,12 @@ def test_invariants(g):
     # feasible everywhere: nothing to report
     feasible = -np.abs(g)
     assert positive_violation(feasible) == soft_violation(feasible) == violating_count(feasible) == 0
+
+
+def test_feasible_rows_by_hand():
+    from ckb.violation import feasible_rows
+
+    g = [[0.0, -1.0], [0.1, -1.0], [-2.0, np.nan], [-0.5, -0.5]]
+    np.testing.assert_array_equal(feasible_rows(g), [True, False, False, True])  # 0 is feasible, NaN not
+    np.testing.assert_array_equal(feasible_rows([0.0, 1e-12, -3.0]), [True, False, True])  # m = 1
+    assert feasible_rows(np.zeros((0, 3))).shape == (0,)

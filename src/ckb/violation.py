@@ -73,6 +73,13 @@ def soft_violation(g, scale: Sequence[float] | None = None) -> float:
     return float(np.linalg.norm(soft_violation_per_constraint(g, scale)))
 
 
+def feasible_rows(g) -> np.ndarray:
+    """Which evaluations satisfy every constraint (each :math:`g_j \\le 0`; NaN counts as violated), as a
+    boolean array of shape (t,)."""
+    g, _ = _values(g, None)
+    return np.all(g <= 0.0, axis=1)
+
+
 def violating_count(g) -> int:
     """Number of evaluations with some constraint > 0 (``violating``)."""
     g, _ = _values(g, None)

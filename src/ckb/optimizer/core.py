@@ -18,8 +18,8 @@ evaluation has completed. An ask (a) reads the complete observations, (b) conver
 hyperparameters refitted when ``refit_every`` new results (None: the policy's interval) arrived since the
 last fit, when the policy's targets changed meaning or when the units of a target changed, else reused),
 (d) conditions them on every pending and failed point (posterior-mean fantasies: the next points move
-away from those; a failed point carries no value), (e) lets the policy decide (multi-start gradient ascent of its score
-over the unit cube, or enumeration of ``candidates``) from a :class:`~ckb.optimizer.policies.Decision`
+away from those; a failed point carries no value), (e) lets the policy decide (multi-start gradient
+ascent of its score over the unit cube, or enumeration of ``candidates``) from a :class:`~ckb.optimizer.policies.Decision`
 that also carries what is left of the violation budget, the map back to raw constraint units, whether
 evaluations are exact and the rounds left, and make its ask-time updates. ``ask(k)`` repeats (d)-(e) k
 times, each pick conditioning the next, so the k points differ. A tell records the result and, for a

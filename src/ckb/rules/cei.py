@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import Rule
+from ckb.violation import feasible_rows
 
 
 class ConstrainedEIRule(Rule):
@@ -34,7 +35,7 @@ class ConstrainedEIRule(Rule):
     @staticmethod
     def incumbent(y: np.ndarray, c: np.ndarray) -> float | None:
         """The best observed feasible objective (maximization sense), None if nothing feasible yet."""
-        feasible = np.all(np.asarray(c) <= 0.0, axis=1)
+        feasible = feasible_rows(c)
         return float(np.asarray(y)[feasible].max()) if np.any(feasible) else None
 
     @staticmethod

@@ -51,6 +51,7 @@ import numpy as np
 from ckb.rules.base import NONNEGATIVE, Flag, Real, Rule, Width, like, named
 from ckb.rules.cei import log_cei
 from ckb.rules.primal_dual import _width
+from ckb.violation import feasible_rows
 
 
 class VirtualQueueRule(Rule):
@@ -107,7 +108,7 @@ class VirtualQueueRule(Rule):
         """Whether this decision is in the feasibility-first phase: ``feasibility_first`` and no row of the
         observed constraint values ``c_seq`` (n, m) is <= 0 everywhere."""
         c = np.asarray(c_seq, dtype=float).reshape(-1, self.m)
-        return bool(self.feasibility_first) and not bool(np.any(np.all(c <= 0.0, axis=1)))
+        return bool(self.feasibility_first) and not bool(np.any(feasible_rows(c)))
 
     @staticmethod
     def feasibility_score(mu_g, sd_g):

@@ -20,6 +20,7 @@ import numpy as np
 from ckb.optimizer.policies.base import RuleOptimizerPolicy
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
 from ckb.rules.feasible_ei import PessimisticCEIRule
+from ckb.violation import feasible_rows
 
 
 @OPTIMIZER_POLICIES.register("pcei", aliases=("pessimistic-cei",))
@@ -63,7 +64,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         """The evaluated points (unit cube) whose every observed constraint value is <= 0: the centres of
         the trust region under a budget (the models' first rows are the complete points, in order)."""
         X = np.asarray(ctx.models.X)[: len(ctx.y)]
-        return X[np.all(np.asarray(ctx.c) <= 0.0, axis=1)]
+        return X[feasible_rows(ctx.c)]
 
     def _argmax(self, ctx, best: float | None, tau, safe=None) -> np.ndarray:
         """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now);
