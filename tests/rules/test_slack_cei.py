@@ -85,3 +85,17 @@ def test_slack_cei_keeps_the_running_sum_at_or_below_zero_and_exploits():
     f_after = [h["objective"] for h in hist[6:]]
     assert g_sum <= 0.05, g_sum
     assert np.mean(f_after[-6:]) > 0.9, f_after  # the last evaluations near the boundary, x0 + x1 = 1
+
+
+def test_the_cumulative_rule_keeps_width_2_while_the_best_feasible_rule_defaults_to_1():
+    """pcei's endgame width was lowered to 1 for the best-feasible goal's solved share; slack-cei's stays 2
+    (its endgame may sit past the boundary by what the width allows, and its records were measured at 2)."""
+    from ckb.rules.feasible_ei import PessimisticCEIRule
+
+    assert PessimisticCEIRule(1, 10).kappa == 1.0
+    rule = SlackCEIRule(1, 10)
+    assert rule.kappa == 2.0
+    assert SlackCEIRule(1, 10, kappa=0.5).kappa == 0.5  # still a parameter
+    rule.endgame = True
+    mu_g, sd_g = T([[-1.5]]), T([[1.0]])  # UCB at width 2: 0.5 > 0; at width 1: -0.5
+    assert rule.score(T([0.0]), T([1.0]), 0.0, mu_g, sd_g).numpy()[0] == pytest.approx(FLOOR - 0.5)

@@ -6,7 +6,7 @@ use the running sum's slack spread over the asks left, :math:`a_t = -\sum_{s<t} 
 posterior mean the models are confident is affordable.
 
 **At ask time**: the incumbent, the allowance from the observed running sum and the asks left, the
-argmax. **At tell time**: nothing but the data. Constants as ``pcei``: ``kappa`` = 2.0,
+argmax. **At tell time**: nothing but the data. Constants as ``pcei`` but ``kappa`` = 2.0 (pcei: 1.0),
 ``explore_kappa`` = 0, ``endgame_ei`` = 1e-3. The optimizer's ``violation_budget`` (a limit on the sum
 of positive parts) is not read: this policy keeps the signed running sum at or below zero.
 """
