@@ -169,12 +169,15 @@ def ckb_policies() -> list[str]:
 #: ``feasible_design`` hands the optimizer a known-feasible initial design (the first 2d + 2 feasible
 #: points of a scrambled Sobol sequence of the seed, found offline); ``goal`` picks the optimizer's goal
 #: with its default policy; ``params``: the policy's constants.
+#: ``pcei-kappa2``: the width 2 of pcei's records before width 1 became its default (it replays them
+#: bit for bit); ``pcei-k1`` is now the default itself and ``pcei-k2`` the exploration width 2.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
     "pcei-b5": ("pcei", {"budget_in_scales": 5.0}),
     "pcei-b0-feasible-design": ("pcei", {"budget_in_scales": 0.0, "feasible_design": True}),
     "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
+    "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0}}),
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
