@@ -362,7 +362,8 @@ def test_huge_objective_values_do_not_overflow(big):
 
 def test_a_bad_outcome_transform_is_named():
     with pytest.raises(
-        InvalidInputError, match="outcome_transform must be one of 'auto', 'rms', 'bilog', got 'log'"
+        InvalidInputError,
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', got 'log'",
     ):
         ckb.Optimizer([0, 0], [1, 1], outcome_transform="log")
 

@@ -165,6 +165,23 @@ def test_a_bad_transform_is_named():
     from ckb.errors import InvalidInputError
 
     with pytest.raises(
-        InvalidInputError, match="outcome_transform must be one of 'auto', 'rms', 'bilog', got 'log'"
+        InvalidInputError,
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', got 'log'",
     ):
         OutcomeUnits(np.zeros(2), np.zeros((2, 1)), minimize=False, m=1, transform="log")
+
+
+def test_bilog_constraints_maps_every_constraint_and_leaves_the_objective_to_auto():
+    rng = np.random.default_rng(1)
+    c = rng.normal(0.0, 1.0, (20, 2))  # well-behaved: "auto" would keep rms
+    plain_y = rng.normal(size=20)
+    heavy_y = plain_y.copy()
+    heavy_y[3] = 1e12  # beyond HEAVY_RATIO robust scales: "auto" ranks it
+    units = OutcomeUnits(plain_y, c, minimize=False, m=2, transform="bilog-constraints")
+    assert units.c_kind == ["bilog", "bilog"]
+    assert units.y_kind == "standardize"
+    assert OutcomeUnits(plain_y, c, minimize=False, m=2).c_kind == ["rms", "rms"]
+    assert OutcomeUnits(heavy_y, c, minimize=False, m=2, transform="bilog-constraints").y_kind == "rank"
+    # the constraints' map is bilog's, exactly
+    both = OutcomeUnits(plain_y, c, minimize=False, m=2, transform="bilog")
+    assert np.array_equal(units.c(c), both.c(c))

@@ -178,6 +178,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0-feasible-design": ("pcei", {"budget_in_scales": 0.0, "feasible_design": True}),
     "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
     "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0}}),
+    "pcei-bilog-constraints": ("pcei", {"params": {"outcome_transform": "bilog-constraints"}}),
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
