@@ -85,8 +85,15 @@ import numpy as np
 
 from ckb.errors import CKBError, InvalidInputError
 
-#: the outcome transforms of ckb.Optimizer (``outcome_transform=``)
-OUTCOME_TRANSFORMS = ("auto", "rms", "bilog", "bilog-constraints")
+#: each outcome transform of ckb.Optimizer (``outcome_transform=``) as its choice per target,
+#: (objective, constraints): "auto" picks the robust map on heavy tails only, "plain" never, "robust" always
+TRANSFORM_TARGETS = {
+    "auto": ("auto", "auto"),
+    "rms": ("plain", "plain"),
+    "bilog": ("robust", "robust"),
+    "bilog-constraints": ("auto", "robust"),
+}
+OUTCOME_TRANSFORMS = tuple(TRANSFORM_TARGETS)
 #: "auto" treats a target as heavy-tailed when its largest magnitude exceeds this many robust scales
 HEAVY_RATIO = 1e3
 #: the largest finite double (what a simulator returns as DBL_MAX)
@@ -206,6 +213,11 @@ def _standardization(u: np.ndarray) -> tuple[float, float, bool]:
     return mean, sd, finite
 
 
+def _robust(choice: str, heavy: bool) -> bool:
+    """Whether a target gets the robust map, by its :data:`TRANSFORM_TARGETS` choice."""
+    return choice == "robust" or (choice == "auto" and heavy)
+
+
 class OutcomeUnits:
     r"""The map from observed outcomes to the policies' units, fitted on the complete observations.
 
@@ -259,8 +271,8 @@ class OutcomeUnits:
         with np.errstate(over="ignore"):
             self.y_ratio = float(dev.max() / scale) if scale > 0 else 0.0
         heavy = not finite or self.y_ratio > HEAVY_RATIO
-        y_auto = transform in ("auto", "bilog-constraints")
-        self.y_kind = "rank" if transform == "bilog" or (y_auto and heavy) else "standardize"
+        y_choice, c_choice = TRANSFORM_TARGETS[transform]
+        self.y_kind = "rank" if _robust(y_choice, heavy) else "standardize"
         self._u_sorted = np.sort(u)
         # constraints
         with np.errstate(over="ignore", under="ignore"):
@@ -279,7 +291,7 @@ class OutcomeUnits:
                 self.c_ratio[j] = big[j] / sj if sj > 0 else 0.0
             self.c_scale[j] = sj if sj > 0 else 1.0
             heavy = not plain[j] or self.c_ratio[j] > HEAVY_RATIO
-            if transform in ("bilog", "bilog-constraints") or (transform == "auto" and heavy):
+            if _robust(c_choice, heavy):
                 self.c_kind.append("bilog2" if self.c_ratio[j] > HEAVY_RATIO else "bilog")
             else:
                 self.c_kind.append("rms")

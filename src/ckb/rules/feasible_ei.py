@@ -72,8 +72,9 @@ solved against 77 (Hartmann-6 in the ball 13 against 11: its optimum lies 0.054 
 two posterior standard deviations of the boundary, where width 2 excludes the improving points near the
 incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations after the design
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
-least the union-bound width below, so the budget's guarantee does not rest on this default), ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1),
-``budget_prior`` ("zero"), ``budget_radius`` (0.1). State: ``endgame``
+least the union-bound width below, so the budget's guarantee does not rest on this default),
+``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
+``budget_radius`` (0.1). State: ``endgame``
 (the allowance comes from the optimizer's accounting of the budget at each ask). Internals: ``phase``
 (0 feasibility first, 1 inside :math:`A_t`, 2 fallback), ``endgame``, ``allowance`` (per constraint).
 """
