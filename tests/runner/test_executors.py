@@ -43,7 +43,10 @@ def _sleep_then_mark(task):
     import time
 
     seconds, folder, name = task
-    pathlib.Path(folder, f"{name}.pid").write_text(str(os.getpid()))
+    # written then renamed: the test may read the folder at any moment, and must never see a half-written file
+    tmp = pathlib.Path(folder, f"{name}.pid.tmp")
+    tmp.write_text(str(os.getpid()))
+    os.replace(tmp, pathlib.Path(folder, f"{name}.pid"))
     time.sleep(seconds)
     pathlib.Path(folder, f"{name}.done").touch()
     return name
