@@ -46,6 +46,54 @@ def test_an_allowance_admits_points_whose_pessimistic_violation_it_can_pay_for()
     assert _thresholds([8.0, 0.001], cube, 2) == pytest.approx([2.0, 0.1])
 
 
+def test_a_leap_scores_constrained_ei_far_from_every_evaluated_point_and_falls_below_closer_in():
+    rule = PessimisticCEIRule(1, 10, leap_radius=0.2)
+    seen = np.array([[0.0, 0.0], [1.0, 1.0]])
+    X = T([[0.5, 0.5], [0.1, 0.3], [0.9, 0.95]])  # l-inf distances to the nearest: 0.5, 0.3, 0.1
+    mu_f, sd_f = T([0.3, 0.2, 0.9]), T([1.0, 0.5, 1.0])
+    mu_g, sd_g = T([[2.0], [-1.0], [-3.0]]), T([[0.5], [0.5], [0.5]])  # the first is likely infeasible
+    v = rule.leap_score(mu_f, sd_f, 0.0, mu_g, sd_g, X, seen).numpy()
+    cei = log_cei(mu_f, sd_f, 0.0, mu_g, sd_g).numpy()
+    np.testing.assert_allclose(v, [cei[0], cei[1], FLOOR - 0.1])  # no admissible set: only the distance
+    assert not rule.leaps  # only in the endgame
+    rule.endgame = True
+    assert rule.leaps
+    rule.set_budgeted(True, 5)
+    assert not rule.leaps  # a budget is spent by the admissible set, never by a leap
+    assert not PessimisticCEIRule(1, 10, explore_kappa=1.0).leaps  # leap_radius None: the default
+
+
+def test_pcei_with_leaps_leaves_the_local_optimum_the_default_stays_at():
+    """Gramacy's problem, seed 3: the default stops at the local optimum (0, 0.75), f = 0.75; with
+    ``leap_radius`` the endgame's leaps (phase 3, each at least the radius from every evaluated point)
+    take it below 0.7 within 24 evaluations (toward the global optimum, f* = 0.5998)."""
+    import ckb
+    from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
+
+    problem = CONSTRAINED_BENCHMARKS["gramacy"].make()  # on the unit square
+
+    def run(**kw):
+        opt = ckb.Optimizer([0, 0], [1, 1], 2, policy="pcei", budget=60, minimize=True, seed=3, **kw)
+        for _ in range(24):
+            x = opt.ask()
+            opt.tell(x, *problem.evaluate(-1, x))
+        return opt
+
+    default, leaping = run(), run(leap_radius=0.1)
+    assert default.best_feasible()["objective"] > 0.74
+    assert leaping.best_feasible()["objective"] < 0.7
+    hist = leaping.history()
+    X = np.array([h["x"] for h in hist])
+    leaps = [i for i, h in enumerate(hist) if h["info"].get("phase") == 3.0]
+    assert len(leaps) >= 2
+    for i in leaps:
+        assert hist[i]["info"]["endgame"] == 1.0
+        assert np.abs(X[:i] - X[i]).max(axis=1).min() >= 0.1 - 1e-9
+    assert all(h["info"].get("phase") != 3.0 for h in default.history())
+    with pytest.raises(Exception, match="leap_radius"):
+        ckb.Optimizer([0, 0], [1, 1], 2, policy="slack-cei", budget=10, leap_radius=0.1)
+
+
 def test_recorded_phases():
     rule = PessimisticCEIRule(1, 10)
     rule.record(0.0, None, None)
@@ -54,6 +102,9 @@ def test_recorded_phases():
     assert rule.internals()["phase"] == 1.0
     rule.record(0.3, 0.5, [0.2])
     assert rule.internals()["phase"] == 2.0 and rule.internals()["allowance"] == 0.2
+    rule.leapt = True
+    rule.record(0.3, 0.5, None)
+    assert rule.internals()["phase"] == 3.0
 
 
 @pytest.mark.parametrize(("explore_kappa", "most"), [(2.0, 1), (0.0, 3)])

@@ -10,7 +10,10 @@ GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; 
 ``endgame_ei`` (1e-3 standard deviations of the objective), and under a violation budget ``budget_alpha``
 = 0.1 (the union-bound width over the asks left), ``budget_prior`` = "zero" (admissibility judged under
 a zero prior mean of each constraint) and ``budget_radius`` = 0.1 (new points within that
-:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube).
+:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube); ``leap_radius`` = None
+(a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
+at least r from every evaluated point: more runs leave a local optimum, at more violation; see
+:mod:`ckb.rules.feasible_ei`).
 """
 
 from __future__ import annotations
@@ -82,6 +85,17 @@ class PessimisticCEI(RuleOptimizerPolicy):
         x, _ = ctx.maximize(score)
         if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
             x, _ = ctx.maximize(score)  # the endgame starts now: this point already under its width
+        rule.leapt = False
+        if best is not None and rule.leaps and self._log_ei(models, x, best) < np.log(rule.endgame_ei):
+            seen = np.asarray(models.X)  # complete, failed and pending points
+
+            def leap(X):
+                mu, sd = models.mean_std(X)
+                return rule.leap_score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], X, seen)
+
+            x_leap, value = ctx.maximize(leap)
+            if float(value) >= np.log(rule.endgame_ei):
+                x, rule.leapt = x_leap, True
         return x
 
     def _relaxed(self, tau) -> np.ndarray | None:
