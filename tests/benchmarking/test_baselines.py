@@ -53,3 +53,25 @@ def test_qlognei_is_seeded_and_proposes_inside_the_box():
     np.testing.assert_allclose(a[:4], initial_design([0, 0], [1, 1], 4, 1))
     assert np.all((a >= 0) & (a <= 1))
     assert not np.any(np.all(np.isclose(a[4:, None, :], a[None, :4, :]), axis=2))  # new points
+
+
+def test_qlognei_exact_fixes_the_noise_at_the_exact_floor_of_the_standardized_targets():
+    import torch
+    from botorch.models import SingleTaskGP
+    from botorch.models.transforms import Standardize
+
+    from ckb.optimizer.core import EXACT_NOISE_FLOOR
+
+    assert QLogNEI([0, 0], [1, 1], 1)._noise(torch.ones(3, 2)) is None  # fitted by default
+    Y = torch.tensor([[0.0, 1e4], [3.0, -2e4], [1.0, 5e3], [-2.0, 0.0]], dtype=torch.float64)
+    noise = QLogNEI([0, 0], [1, 1], 1, exact=True)._noise(Y)
+    assert noise.shape == Y.shape
+    # a hand computation: each output's variance times the floor; Standardize divides it by that variance
+    np.testing.assert_allclose(noise[0].numpy(), EXACT_NOISE_FLOOR * Y.var(dim=0).numpy())
+    model = SingleTaskGP(
+        torch.rand(4, 2, dtype=torch.float64), Y, train_Yvar=noise, outcome_transform=Standardize(m=2)
+    )
+    np.testing.assert_allclose(model.likelihood.noise.detach().numpy(), EXACT_NOISE_FLOOR, rtol=1e-9)
+    kw = {"budget": 6, "n_init": 4, "seed": 1, "num_restarts": 2, "raw_samples": 32, "mc_samples": 32}
+    X = _drive(QLogNEI([0, 0], [1, 1], 1, exact=True, **kw), 6, _toy)
+    assert np.all((X >= 0) & (X <= 1))

@@ -25,7 +25,10 @@ benchmark evaluates the same first points for a given seed.
   maximized by ``optimize_acqf`` with ``num_restarts`` L-BFGS-B starts from ``raw_samples`` raw points:
   by default the same maximizer budget as ``ckb.Optimizer`` (10 restarts, 256 raw samples);
   ``mc_samples = 256`` as in BoTorch's closed-loop constrained tutorial. Torch runs with
-  ``torch_threads`` (default 1) threads during an ask, as ``ckb.Optimizer`` does.
+  ``torch_threads`` (default 1) threads during an ask, as ``ckb.Optimizer`` does. ``exact=True``
+  declares noise-free evaluations as ``ckb.Optimizer(exact=True)`` does, on equal footing: the GP's
+  noise is fixed (``train_Yvar``) at :data:`ckb.optimizer.core.EXACT_NOISE_FLOOR` on the standardized
+  targets (BoTorch's way to state known observation noise) instead of fitted above BoTorch's 1e-4 floor.
 
 If a fit fails, the previous hyperparameters are kept; if the acquisition maximization fails, the next
 point of the Sobol sequence is used and counted in ``fallbacks``.
@@ -117,12 +120,14 @@ class QLogNEI(_AskTell):
         raw_samples: int = 256,
         warm_start: bool = True,
         torch_threads: int = 1,
+        exact: bool = False,
     ) -> None:
         super().__init__(lower, upper, m, budget=budget, minimize=minimize, n_init=n_init, seed=seed)
         self.mc_samples = check_scalar(mc_samples, "mc_samples", low=1, integer=True)
         self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
         self.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
         self.warm_start = bool(warm_start)
+        self.exact = bool(exact)
         self.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
         self._rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(2,)))
         self._hyper: dict | None = None
@@ -144,6 +149,10 @@ class QLogNEI(_AskTell):
         finally:
             torch.set_num_threads(threads)
 
+    def _noise(self, Y):
+        """The fixed noise variances with ``exact=True`` (None: fitted)."""
+        return _exact_noise(Y) if self.exact else None
+
     def _propose_with(self, t, seed, X, Y, bounds) -> np.ndarray:
         import torch
         from botorch.acquisition.logei import qLogNoisyExpectedImprovement
@@ -162,6 +171,7 @@ class QLogNEI(_AskTell):
             model = SingleTaskGP(
                 X,
                 Y,
+                train_Yvar=self._noise(Y),
                 input_transform=Normalize(d=X.shape[1], bounds=bounds),
                 outcome_transform=Standardize(m=Y.shape[1]),
             )
@@ -193,6 +203,14 @@ class QLogNEI(_AskTell):
             self.fallbacks += 1
             return self._sobol_point(t)
         return np.clip(x, self.space.lower, self.space.upper)
+
+
+def _exact_noise(Y):
+    """Per-output noise variances that standardize to ``EXACT_NOISE_FLOOR`` (as ``Standardize`` scales)."""
+    from ckb.optimizer.core import EXACT_NOISE_FLOOR
+
+    var = Y.var(dim=0, keepdim=True).clamp_min(1e-300)
+    return (EXACT_NOISE_FLOOR * var).expand_as(Y).clone()
 
 
 BASELINES = {"sobol": SobolSearch, "qlognei": QLogNEI}
