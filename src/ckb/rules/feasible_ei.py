@@ -111,6 +111,16 @@ import numpy as np
 from ckb.rules.base import NONNEGATIVE, PROBABILITY, Choice, Real, Rule, like, named, positive_part
 from ckb.rules.cei import ConstrainedEIRule, log_cei
 
+
+def nearest_linf(X, X_ref):
+    r""":math:`\min_i \|x - x_i\|_\infty` over the rows :math:`x_i` of ``X_ref`` (n, d) for each point of
+    ``X`` (..., d), numpy or torch (``X_ref`` converted to ``X``'s kind)."""
+    diff = X[..., None, :] - like(X_ref, X)
+    if isinstance(X, np.ndarray):
+        return np.abs(diff).max(-1).min(-1)
+    return diff.abs().amax(-1).amin(-1)
+
+
 #: the score outside the admissible set lies below this (log EI + log PoF never gets near it)
 FLOOR = -1.0e6
 
@@ -180,13 +190,7 @@ class PessimisticCEIRule(Rule):
         r""":math:`[\min_i \|x - x_i\|_\infty - \rho]^+` over the evaluated feasible points :math:`x_i`
         (unit cube, (n, d)), ``budget_radius`` :math:`\rho`: 0 exactly inside the trust region; ``X``
         (..., d), numpy or torch."""
-        Xf = like(X_feasible, X)
-        diff = X[..., None, :] - Xf
-        if isinstance(X, np.ndarray):
-            dist = np.abs(diff).max(-1).min(-1)
-        else:
-            dist = diff.abs().amax(-1).amin(-1)
-        return positive_part(dist - self.budget_radius)
+        return positive_part(nearest_linf(X, X_feasible) - self.budget_radius)
 
     @property
     def leaps(self) -> bool:
@@ -200,8 +204,7 @@ class PessimisticCEIRule(Rule):
         import torch
 
         value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
-        dist = (X[..., None, :] - like(X_seen, X)).abs().amax(-1).amin(-1)
-        short = positive_part(self.leap_radius - dist)
+        short = positive_part(self.leap_radius - nearest_linf(X, X_seen))
         return torch.where(short <= 0.0, value, FLOOR - short)
 
     def check_endgame(self, log_ei: float) -> bool:
