@@ -172,7 +172,8 @@ def ckb_policies() -> list[str]:
 #: ``pcei-kappa2``: the width 2 of pcei's records before width 1 became its default (it replays them
 #: bit for bit); ``pcei-k1`` is now the default itself and ``pcei-k2`` the exploration width 2.
 #: ``pcei-leap``: the endgame's leaps at radius 0.1; ``pcei-exact`` and ``qlognei-exact``: the problems
-#: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor).
+#: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor);
+#: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
@@ -183,6 +184,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-bilog-constraints": ("pcei", {"params": {"outcome_transform": "bilog-constraints"}}),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
     "pcei-exact": ("pcei", {"params": {"exact": True}}),
+    "pcei-bilog-constraints-exact": (
+        "pcei",
+        {"params": {"outcome_transform": "bilog-constraints", "exact": True}},
+    ),
     "qlognei-exact": ("qlognei", {"params": {"exact": True}}),
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
