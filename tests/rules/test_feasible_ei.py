@@ -32,6 +32,45 @@ def test_feasibility_first_without_an_incumbent_is_the_probability_of_feasibilit
     assert v == pytest.approx(want)
 
 
+def test_feasibility_first_with_a_target_adds_the_probability_of_beating_it():
+    # log PoF + log P(f >= y_q), y_q the first_quantile quantile of the observed objective values
+    rule = PessimisticCEIRule(1, 10)
+    assert rule.first_quantile == 0.5
+    y = [3.0, -1.0, 0.0, np.nan, 10.0]  # the failed (NaN) value is left out: median of 4 values
+    assert rule.first_target(y) == pytest.approx(1.5)
+    assert PessimisticCEIRule(1, 10, first_quantile=0.0).first_target(y) == -1.0
+    assert PessimisticCEIRule(1, 10, first_quantile=None).first_target(y) is None
+    assert rule.first_target([]) is None
+    mu_f, sd_f = T([2.5, 0.5]), T([2.0, 0.5])
+    mu_g, sd_g = T([[-0.2], [-0.2]]), T([[1.0], [1.0]])  # equally likely feasible
+    v = rule.score(mu_f, sd_f, None, mu_g, sd_g, target=1.5).numpy()
+    pof = float(torch.special.log_ndtr(T(0.2)))
+    want = [pof + float(torch.special.log_ndtr(T(0.5))), pof + float(torch.special.log_ndtr(T(-2.0)))]
+    np.testing.assert_allclose(v, want)
+    assert np.argmax(v) == 0  # the likelier-good point
+    flat = rule.score(mu_f, sd_f, None, mu_g, sd_g).numpy()  # no target: PoF alone, a tie
+    np.testing.assert_allclose(flat, [pof, pof])
+
+
+def test_pcei_aims_its_feasibility_first_asks_at_the_median_observed_objective(monkeypatch):
+    import ckb
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="pcei", budget=8, n_init=3, seed=0)
+    ys = []
+    for _ in range(3):  # an infeasible design
+        x = opt.ask()
+        ys.append(float(x[0] + x[1]))
+        opt.tell(x, ys[-1], [1.0])
+    seen = []
+    target = PessimisticCEIRule.first_target
+    monkeypatch.setattr(
+        PessimisticCEIRule, "first_target", lambda self, y: seen.append(target(self, y)) or seen[-1]
+    )
+    opt.ask()
+    # in the models' units (a monotone map of the observed values): the median observed value
+    assert seen == [pytest.approx(np.median(opt.units().y(np.array(ys))))]
+
+
 def test_an_allowance_admits_points_whose_pessimistic_violation_it_can_pay_for():
     from ckb.optimizer.policies.pcei import _thresholds
 

@@ -183,6 +183,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0}}),
     "pcei-bilog-constraints": ("pcei", {"params": {"outcome_transform": "bilog-constraints"}}),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
+    "pcei-pof-first": ("pcei", {"params": {"first_quantile": None}}),
     "pcei-exact": ("pcei", {"params": {"exact": True}}),
     "pcei-bilog-constraints-exact": (
         "pcei",

@@ -22,8 +22,24 @@ where their EI times probability of feasibility is higher; as the budget runs ou
 to the pessimistic set. The realized violation exceeds the pessimistic bound only when the models are
 wrong by more than ``kappa`` standard deviations.
 
-- **Before any feasible observation** (feasibility first): :math:`\arg\max_x \sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`,
-  the point most likely feasible (no EI without an incumbent; a violation cannot always be avoided here).
+- **Before any feasible observation** (feasibility first): the point most likely feasible *and* at
+  least as good as the typical evaluation,
+
+  .. math::
+
+      x_t = \arg\max_x \sum_j \log\Phi\!\big(-\mu_{g_j}(x)/\sigma_{g_j}(x)\big)
+      + \log\Phi\!\big((\mu_f(x) - y_q)/\sigma_f(x)\big),
+
+  with :math:`y_q` the ``first_quantile`` quantile (0.5: the median) of the objective values observed
+  so far (no EI without an incumbent; a violation cannot always be avoided here). The probability of
+  feasibility alone (``first_quantile = None``, the rule before this term) is largest where the
+  constraint models are most uncertain, far from the data, whatever the objective there: on Gardner's
+  second problem, whose designs mostly hold no feasible point, the first feasible point then lands in
+  either of two feasible basins, and the pessimistic rule stays in the one it finds (the gap of 0.643
+  in 6 of 20 seeds). Asking the point also to beat the median observed objective steers the first
+  feasible point toward the better part of the box; the term is a probability in :math:`(0, 1)`, so a
+  point the constraint models call likely feasible still wins over a likelier-good but infeasible one
+  (measured below, in the constants).
 - **When no point of** :math:`A_t` **is found** (every restart and raw sample outside): the point with the
   smallest pessimistic excess :math:`\sum_j [\mu_{g_j} + \kappa\sigma_{g_j} - \tau_j]^+` (:math:`\tau_j`:
   the allowance in the models' units). Both are one score: outside :math:`A_t` it is ``FLOOR`` minus the
@@ -96,7 +112,8 @@ incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations 
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
 least the union-bound width below, so the budget's guarantee does not rest on this default),
 ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
-``budget_radius`` (0.1), ``leap_radius`` (None). State: ``endgame``
+``budget_radius`` (0.1), ``leap_radius`` (None), ``first_quantile`` (0.5; None: feasibility first by
+the probability of feasibility alone; MEASURED). State: ``endgame``
 (the allowance comes from the optimizer's accounting of the budget at each ask). Internals: ``phase``
 (0 feasibility first, 1 inside :math:`A_t`, 2 fallback, 3 leap), ``endgame``, ``allowance`` (per
 constraint).
@@ -136,6 +153,7 @@ class PessimisticCEIRule(Rule):
         "budget_prior": Choice(("zero", "fitted")),
         "budget_radius": Real(low=0.0, high=1.0, low_inclusive=False, optional=True),
         "leap_radius": Real(low=0.0, high=1.0, low_inclusive=False, optional=True),
+        "first_quantile": Real(low=0.0, high=1.0, optional=True),
     }
     defaults: ClassVar[dict[str, Any]] = {
         "kappa": 1.0,
@@ -145,6 +163,7 @@ class PessimisticCEIRule(Rule):
         "budget_prior": "zero",
         "budget_radius": 0.1,
         "leap_radius": None,
+        "first_quantile": 0.5,
     }
     state_keys = ("endgame",)
 
@@ -207,6 +226,26 @@ class PessimisticCEIRule(Rule):
         short = positive_part(self.leap_radius - nearest_linf(X, X_seen))
         return torch.where(short <= 0.0, value, FLOOR - short)
 
+    def first_target(self, y) -> float | None:
+        """The feasibility-first objective target: the ``first_quantile`` quantile of the observed
+        objective values ``y`` (the models' units, maximization sense; non-finite values left out), None
+        without a quantile or without data."""
+        y = np.asarray(y, dtype=float).ravel()
+        y = y[np.isfinite(y)]
+        if self.first_quantile is None or y.size == 0:
+            return None
+        return float(np.quantile(y, self.first_quantile))
+
+    def first_score(self, mu_f, sd_f, mu_g, sd_g, target=None):
+        r"""The feasibility-first score (torch): :math:`\sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`, plus
+        :math:`\log\Phi((\mu_f - y_q)/\sigma_f)` when ``target`` :math:`y_q` is given (:meth:`first_target`)."""
+        import torch
+
+        value = log_cei(mu_f, sd_f, None, mu_g, sd_g)
+        if target is None:
+            return value
+        return value + torch.special.log_ndtr((mu_f - target) / sd_f)
+
     def check_endgame(self, log_ei: float) -> bool:
         """Start the endgame (for good) when the chosen point's log expected improvement is below
         ``log(endgame_ei)``; returns whether it started now."""
@@ -222,17 +261,27 @@ class PessimisticCEIRule(Rule):
     incumbent = staticmethod(ConstrainedEIRule.incumbent)
 
     def score(
-        self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None, region=None
+        self,
+        mu_f,
+        sd_f,
+        best: float | None,
+        mu_g,
+        sd_g,
+        threshold=None,
+        mu_g_excess=None,
+        region=None,
+        target=None,
     ):
-        """The rule's score (torch): log PoF before any feasible observation; else log EI + log PoF on the
-        admissible set and ``FLOOR`` minus the pessimistic excess elsewhere (``threshold`` (m,) in the
-        models' units: the allowance mapped into them; None: 0; ``mu_g_excess``: the constraint means
-        the admissible set is judged by, if not ``mu_g``; ``region``: :meth:`region_excess` at the
-        points, added to the excess: outside the trust region is outside the admissible set)."""
+        """The rule's score (torch): :meth:`first_score` before any feasible observation (``target``: its
+        objective target, None: log PoF alone); else log EI + log PoF on the admissible set and ``FLOOR``
+        minus the pessimistic excess elsewhere (``threshold`` (m,) in the models' units: the allowance
+        mapped into them; None: 0; ``mu_g_excess``: the constraint means the admissible set is judged
+        by, if not ``mu_g``; ``region``: :meth:`region_excess` at the points, added to the excess:
+        outside the trust region is outside the admissible set)."""
 
-        value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
         if best is None:
-            return value
+            return self.first_score(mu_f, sd_f, mu_g, sd_g, target)
+        value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
         return self._admitted(value, mu_g, sd_g, threshold, mu_g_excess, region)
 
     def _admitted(self, value, mu_g, sd_g, threshold, mu_g_excess, region):
@@ -314,14 +363,24 @@ class SlackCEIRule(PessimisticCEIRule):
     }
 
     def score(
-        self, mu_f, sd_f, best: float | None, mu_g, sd_g, threshold=None, mu_g_excess=None, region=None
+        self,
+        mu_f,
+        sd_f,
+        best: float | None,
+        mu_g,
+        sd_g,
+        threshold=None,
+        mu_g_excess=None,
+        region=None,
+        target=None,
     ):
-        """log PoF before any feasible observation; on the admissible set log EI + log P(g <= tau) before
-        the endgame and the posterior mean of f in it; ``FLOOR`` minus the pessimistic excess elsewhere
-        (judged by ``mu_g_excess`` if given, ``region`` added, as :meth:`PessimisticCEIRule.score`)."""
+        """:meth:`first_score` against the threshold before any feasible observation; on the admissible
+        set log EI + log P(g <= tau) before the endgame and the posterior mean of f in it; ``FLOOR`` minus
+        the pessimistic excess elsewhere (judged by ``mu_g_excess`` if given, ``region`` added, as
+        :meth:`PessimisticCEIRule.score`)."""
 
         shifted = mu_g if threshold is None else mu_g - like(threshold, mu_g)  # P(g <= tau) = P(g - tau <= 0)
         if best is None:
-            return log_cei(mu_f, sd_f, None, shifted, sd_g)
+            return self.first_score(mu_f, sd_f, shifted, sd_g, target)
         value = mu_f if self.endgame else log_cei(mu_f, sd_f, best, shifted, sd_g)
         return self._admitted(value, mu_g, sd_g, threshold, mu_g_excess, region)

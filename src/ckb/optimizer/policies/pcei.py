@@ -75,12 +75,15 @@ class PessimisticCEI(RuleOptimizerPolicy):
         rule, models = self.rule, ctx.models
 
         zero = rule.zero_prior
+        target = rule.first_target(ctx.y) if best is None else None
 
         def score(X):
             mu, sd = models.mean_std(X)
             mu0 = models.mean_std(X, zero_prior_mean=True)[0][..., 1:] if zero else None
             region = None if safe is None else rule.region_excess(X, safe)
-            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, region)
+            return rule.score(
+                mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, region, target
+            )
 
         x, _ = ctx.maximize(score)
         if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
