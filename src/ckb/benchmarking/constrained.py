@@ -169,8 +169,10 @@ def ckb_policies() -> list[str]:
 #: ``feasible_design`` hands the optimizer a known-feasible initial design (the first 2d + 2 feasible
 #: points of a scrambled Sobol sequence of the seed, found offline); ``goal`` picks the optimizer's goal
 #: with its default policy; ``params``: the policy's constants.
-#: ``pcei-kappa2``: the width 2 of pcei's records before width 1 became its default (it replays them
-#: bit for bit); ``pcei-k1`` is now the default itself and ``pcei-k2`` the exploration width 2.
+#: ``pcei-kappa2``: the width 2 of pcei's records before width 1 became its default, with feasibility
+#: first by the probability of feasibility alone as then (it replays them bit for bit); ``pcei-k1`` is
+#: the default width and ``pcei-k2`` the exploration width 2. ``pcei-pof-first``: feasibility first by
+#: the probability of feasibility alone, pcei's rule before ``first_quantile``.
 #: ``pcei-leap``: the endgame's leaps at radius 0.1; ``pcei-exact`` and ``qlognei-exact``: the problems
 #: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor);
 #: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration.
@@ -180,7 +182,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b5": ("pcei", {"budget_in_scales": 5.0}),
     "pcei-b0-feasible-design": ("pcei", {"budget_in_scales": 0.0, "feasible_design": True}),
     "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
-    "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0}}),
+    "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0, "first_quantile": None}}),
     "pcei-bilog-constraints": ("pcei", {"params": {"outcome_transform": "bilog-constraints"}}),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
     "pcei-pof-first": ("pcei", {"params": {"first_quantile": None}}),

@@ -13,7 +13,9 @@ a zero prior mean of each constraint) and ``budget_radius`` = 0.1 (new points wi
 :math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube); ``leap_radius`` = None
 (a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
-:mod:`ckb.rules.feasible_ei`).
+:mod:`ckb.rules.feasible_ei`); ``first_quantile`` = 0.5 (before any feasible observation, the point
+most likely feasible *and* better than that quantile of the observed objective values; None: the
+probability of feasibility alone).
 """
 
 from __future__ import annotations
