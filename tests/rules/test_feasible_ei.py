@@ -44,6 +44,8 @@ def test_feasibility_first_with_a_target_adds_the_probability_of_beating_it():
     rule.set_budgeted(True, 10)  # under a violation budget: feasibility alone
     assert rule.first_target(y) is None
     rule.set_budgeted(False, 10)
+    with pytest.raises(Exception, match="first_quantile must be <= 1.0, got 1.5"):
+        PessimisticCEIRule(1, 10, first_quantile=1.5)
     mu_f, sd_f = T([2.5, 0.5]), T([2.0, 0.5])
     mu_g, sd_g = T([[-0.2], [-0.2]]), T([[1.0], [1.0]])  # equally likely feasible
     v = rule.score(mu_f, sd_f, None, mu_g, sd_g, target=1.5).numpy()
