@@ -291,9 +291,17 @@ class PessimisticCEIRule(Rule):
         outside the trust region is outside the admissible set)."""
 
         if best is None:
-            return self.first_score(mu_f, sd_f, mu_g, sd_g, target)
-        value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
+            return self.first_score(mu_f, sd_f, self._pof_means(mu_g, threshold), sd_g, target)
+        value = self._value(mu_f, sd_f, best, mu_g, sd_g, threshold)
         return self._admitted(value, mu_g, sd_g, threshold, mu_g_excess, region)
+
+    def _pof_means(self, mu_g, threshold):
+        """The constraint means the probabilities of feasibility are taken of: ``mu_g`` (P(g <= 0))."""
+        return mu_g
+
+    def _value(self, mu_f, sd_f, best: float, mu_g, sd_g, threshold):
+        """The score on the admissible set: log EI + log PoF (torch)."""
+        return log_cei(mu_f, sd_f, best, mu_g, sd_g)
 
     def _admitted(self, value, mu_g, sd_g, threshold, mu_g_excess, region):
         """``value`` on the admissible set (judged by ``mu_g_excess`` if given, with the trust region's
@@ -373,25 +381,12 @@ class SlackCEIRule(PessimisticCEIRule):
         "kappa": 2.0,
     }
 
-    def score(
-        self,
-        mu_f,
-        sd_f,
-        best: float | None,
-        mu_g,
-        sd_g,
-        threshold=None,
-        mu_g_excess=None,
-        region=None,
-        target=None,
-    ):
-        """:meth:`first_score` against the threshold before any feasible observation; on the admissible
-        set log EI + log P(g <= tau) before the endgame and the posterior mean of f in it; ``FLOOR`` minus
-        the pessimistic excess elsewhere (judged by ``mu_g_excess`` if given, ``region`` added, as
-        :meth:`PessimisticCEIRule.score`)."""
+    def _pof_means(self, mu_g, threshold):
+        """The probabilities of feasibility (first step and EI weights) are taken against the threshold:
+        P(g <= tau) = P(g - tau <= 0)."""
+        return mu_g if threshold is None else mu_g - like(threshold, mu_g)
 
-        shifted = mu_g if threshold is None else mu_g - like(threshold, mu_g)  # P(g <= tau) = P(g - tau <= 0)
-        if best is None:
-            return self.first_score(mu_f, sd_f, shifted, sd_g, target)
-        value = mu_f if self.endgame else log_cei(mu_f, sd_f, best, shifted, sd_g)
-        return self._admitted(value, mu_g, sd_g, threshold, mu_g_excess, region)
+    def _value(self, mu_f, sd_f, best: float, mu_g, sd_g, threshold):
+        """On the admissible set: log EI + log P(g <= tau) before the endgame, the posterior mean of f in
+        it (outside it, ``FLOOR`` minus the pessimistic excess, as :meth:`PessimisticCEIRule.score`)."""
+        return mu_f if self.endgame else log_cei(mu_f, sd_f, best, self._pof_means(mu_g, threshold), sd_g)
