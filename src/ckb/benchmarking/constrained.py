@@ -175,7 +175,8 @@ def ckb_policies() -> list[str]:
 #: the probability of feasibility alone, pcei's rule before ``first_quantile``.
 #: ``pcei-leap``: the endgame's leaps at radius 0.1; ``pcei-exact`` and ``qlognei-exact``: the problems
 #: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor);
-#: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration.
+#: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration;
+#: ``pcei-bilog-constraints-b1``/``-b5`` the log map under budgets of 1 and 5 scales.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
@@ -184,6 +185,14 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
     "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0, "first_quantile": None}}),
     "pcei-bilog-constraints": ("pcei", {"params": {"outcome_transform": "bilog-constraints"}}),
+    "pcei-bilog-constraints-b1": (
+        "pcei",
+        {"budget_in_scales": 1.0, "params": {"outcome_transform": "bilog-constraints"}},
+    ),
+    "pcei-bilog-constraints-b5": (
+        "pcei",
+        {"budget_in_scales": 5.0, "params": {"outcome_transform": "bilog-constraints"}},
+    ),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
     "pcei-pof-first": ("pcei", {"params": {"first_quantile": None}}),
     "pcei-exact": ("pcei", {"params": {"exact": True}}),
