@@ -110,7 +110,8 @@ wrong by more than ``kappa`` standard deviations.
 Constants: ``kappa`` (1.0: a point is admitted when each constraint is feasible with posterior
 probability about :math:`\Phi(1) = 0.84` under the fitted GP; larger is safer and slower to reach a
 boundary optimum. Measured at 20 seeds on six benchmark problems, width 1 against 2, both with
-feasibility first by the probability of feasibility alone: 80 of 120 runs solved against 77 (Hartmann-6 in the ball 13 against 11: its optimum lies 0.054 inside the ball, within
+feasibility first by the probability of feasibility alone: 80 of 120 runs solved against 77
+(Hartmann-6 in the ball 13 against 11: its optimum lies 0.054 inside the ball, within
 two posterior standard deviations of the boundary, where width 2 excludes the improving points near the
 incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations after the design
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
@@ -249,7 +250,8 @@ class PessimisticCEIRule(Rule):
 
     def first_score(self, mu_f, sd_f, mu_g, sd_g, target=None):
         r"""The feasibility-first score (torch): :math:`\sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`, plus
-        :math:`\log\Phi((\mu_f - y_q)/\sigma_f)` when ``target`` :math:`y_q` is given (:meth:`first_target`)."""
+        :math:`\log\Phi((\mu_f - y_q)/\sigma_f)` when ``target`` :math:`y_q` is given
+        (:meth:`first_target`)."""
         import torch
 
         value = log_cei(mu_f, sd_f, None, mu_g, sd_g)
