@@ -24,6 +24,7 @@ import numpy as np
 
 from ckb.optimizer.policies.base import RuleOptimizerPolicy
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
+from ckb.rules.cei import log_cei
 from ckb.rules.feasible_ei import PessimisticCEIRule
 from ckb.violation import feasible_rows
 
@@ -128,14 +129,13 @@ class PessimisticCEI(RuleOptimizerPolicy):
 
     @staticmethod
     def _log_ei(models, x: np.ndarray, best: float) -> float:
-        """log EI of the objective at ``x`` (policy units, no constraint term)."""
+        """log EI of the objective at ``x`` (policy units, no constraint term: :func:`log_cei` over no
+        constraints)."""
         import torch
-        from botorch.acquisition.analytic import _log_ei_helper
 
         with torch.no_grad():
             mu, sd = models.mean_std(torch.as_tensor(x[None, :]))
-            u = (mu[..., 0] - best) / sd[..., 0]
-            return float((_log_ei_helper(u) + sd[..., 0].log()).reshape(-1)[0])
+            return float(log_cei(mu[..., 0], sd[..., 0], best, mu[..., :0], sd[..., :0]).reshape(-1)[0])
 
 
 def _thresholds(allowance, to_raw, m: int) -> np.ndarray | None:
