@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ckb.optimizer.core import policy_units
-from ckb.optimizer.models import HEAVY_RATIO, OutcomeUnits, bilog, bilog_inverse, robust_scale
+from ckb.optimizer.models import CONSTRAINT_LOG_RATIO, HEAVY_RATIO, OutcomeUnits, bilog, bilog_inverse, robust_scale
 
 DBL_MAX = float(np.finfo(float).max)
 
@@ -57,6 +57,20 @@ def test_auto_picks_the_robust_map_per_constraint_on_heavy_tails():
         "bilog2",
         "bilog",
     ]
+
+
+def test_auto_logs_a_constraint_beyond_the_constraint_threshold_once():
+    """A constraint whose largest value exceeds CONSTRAINT_LOG_RATIO (30) robust scales of the design's
+    values gets the log map once (twice only beyond HEAVY_RATIO); 20 scales stay rms, as does an
+    objective 100 robust scales from its median (its threshold is HEAVY_RATIO)."""
+    design = np.array([-1.0, -0.5, 0.5, 1.0, 2.0, -2.0])  # robust scale 1
+    ref = np.r_[np.ones(6, bool), np.zeros(2, bool)]
+    y = np.r_[np.arange(6.0), 100.0, 3.0]  # median 2.5, robust scale 1.5 over the design
+    c = np.c_[np.r_[design, -20.0, 0.3], np.r_[design, -100.0, 0.3], np.r_[design, -2e3, 0.3]]
+    units = OutcomeUnits(y, c, minimize=False, m=3, reference=ref)
+    assert units.c_ratio.tolist() == [20.0, 100.0, 2e3]
+    assert units.c_ratio[0] < CONSTRAINT_LOG_RATIO < units.c_ratio[1] < HEAVY_RATIO < units.c_ratio[2]
+    assert units.describe() == {"objective": "standardize", "constraints": ["rms", "bilog", "bilog2"]}
 
 
 def test_values_crowding_near_zero_are_not_heavy_tails():
