@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ckb.optimizer.core import policy_units
-from ckb.optimizer.models import CONSTRAINT_LOG_RATIO, HEAVY_RATIO, OutcomeUnits, bilog, bilog_inverse, robust_scale
+from ckb.optimizer.models import (
+    CONSTRAINT_LOG_RATIO,
+    HEAVY_RATIO,
+    OutcomeUnits,
+    bilog,
+    bilog_inverse,
+    robust_scale,
+)
 
 DBL_MAX = float(np.finfo(float).max)
 
