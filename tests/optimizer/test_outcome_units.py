@@ -68,8 +68,8 @@ def test_auto_picks_the_robust_map_per_constraint_on_heavy_tails():
 
 def test_auto_logs_a_constraint_beyond_the_constraint_threshold_once():
     """A constraint whose largest value exceeds CONSTRAINT_LOG_RATIO (30) robust scales of the design's
-    values gets the log map once (twice only beyond HEAVY_RATIO); 20 scales stay rms, as does an
-    objective 100 robust scales from its median (its threshold is HEAVY_RATIO)."""
+    values gets the log map once (twice only beyond HEAVY_RATIO); 20 scales stay rms, and an objective
+    65 robust scales from its median stays standardized (its threshold is HEAVY_RATIO)."""
     design = np.array([-1.0, -0.5, 0.5, 1.0, 2.0, -2.0])  # robust scale 1
     ref = np.r_[np.ones(6, bool), np.zeros(2, bool)]
     y = np.r_[np.arange(6.0), 100.0, 3.0]  # median 2.5, robust scale 1.5 over the design

@@ -111,8 +111,8 @@ TRANSFORM_TARGETS = {
     "bilog-constraints": ("auto", "robust"),
 }
 OUTCOME_TRANSFORMS = tuple(TRANSFORM_TARGETS)
-#: "auto" treats a target as heavy-tailed when its largest magnitude exceeds this many robust scales
-#: (a constraint gets the log map twice beyond it)
+#: "auto" treats the objective as heavy-tailed when its largest deviation exceeds this many robust
+#: scales; a constraint beyond it gets the log map twice
 HEAVY_RATIO = 1e3
 #: "auto" gives a constraint the log map once its largest magnitude exceeds this many robust scales
 CONSTRAINT_LOG_RATIO = 30.0
@@ -259,8 +259,8 @@ class OutcomeUnits:
     magnitude exceeds a number of robust scales of the reference values: for a constraint,
     :math:`\max|c_j| / s_j >` ``CONSTRAINT_LOG_RATIO`` (30); for the objective,
     :math:`\max|u - \mathrm{median}|` over the reference's robust scale of :math:`|u - \mathrm{median}|`
-    beyond ``HEAVY_RATIO`` (1e3). Every map keeps the
-    order, and the constraints' keep 0 and the sign; :meth:`c_to_raw` is the exact inverse.
+    beyond ``HEAVY_RATIO`` (1e3). Every map keeps the order, and the constraints' keep 0 and the sign;
+    :meth:`c_to_raw` is the exact inverse.
     """
 
     def __init__(
