@@ -22,6 +22,7 @@ from ckb.benchmarking.constrained import (
     scaled_soft_violation,
     summarize,
     violating_evaluations,
+    within_budget,
 )
 from ckb.errors import CKBError, InvalidInputError, UnknownNameError
 from ckb.optimizer import initial_design
@@ -68,6 +69,24 @@ def test_metrics_on_a_hand_made_history():
     assert m["scaled_soft_violation"] == 0.0
 
 
+def test_within_budget_sums_each_constraints_violations_after_the_design_against_b_scales():
+    # after the design (2 rows): positive parts (2, 0.5 + 0.25) = (2, 0.75) against b * (2, 0.5)
+    record = {"problem": "hand", "n_init": 2, "f": F, "g": G}
+    assert within_budget({**record, "method": "pcei-b1"}, BENCH) is False  # 0.75 > 0.5
+    assert within_budget({**record, "method": "pcei-b5"}, BENCH) is True  # 2 <= 10, 0.75 <= 2.5
+    assert within_budget({**record, "method": "pcei-b1", "n_init": 5}, BENCH) is True  # last row feasible
+    assert within_budget({**record, "method": "pcei-b0", "n_init": 5}, BENCH) is True
+    assert within_budget({**record, "method": "pcei-b0", "n_init": 4}, BENCH) is False  # 0.25 > 0
+    # a known-feasible design: no violating evaluation at all, the design's rows included
+    feas = {**record, "method": "pcei-b0-feasible-design", "n_init": 5}
+    assert within_budget(feas, BENCH) is False
+    assert within_budget({**feas, "g": G[[1, 3, 5]], "f": F[[1, 3, 5]], "n_init": 1}, BENCH) is True
+    assert within_budget({**record, "method": "pcei"}, BENCH) is None  # no budget
+    assert run_metrics({**record, "method": "pcei-b5", "minimize": True, "seconds": [1] * 6}, BENCH)[
+        "within_budget"
+    ]
+
+
 def test_summary_statistics_and_infinite_gaps():
     base = {"problem": "gramacy", "method": "x", "n_init": 1, "minimize": True, "d": 2, "budget": 2}
     base["X"] = [[0.5, 0.5], [0.5, 0.5]]
@@ -87,6 +106,14 @@ def test_summary_statistics_and_infinite_gaps():
     assert r["seconds_per_iteration"]["median"] == 2.0
     assert r["best_feasible_curve"]["median"][0] is None  # 2 of 3 seeds infeasible at t = 1
     json.dumps(r)  # JSON-safe (no infinities)
+    assert r["within_budget"] is None  # "x" has no budget
+    # a budget variant: seeds 0 and 2 spend nothing after the design, seed 1 spends 1 scale per constraint
+    budgeted = [{**rec, "method": "pcei-b0"} for rec in records]
+    summary = summarize(records + budgeted)
+    assert summary["problems"]["gramacy"]["methods"]["pcei-b0"]["within_budget"] == 2
+    tables = regime_tables(summary)
+    assert "Violation budget" in tables and "| pcei-b0 | 2/3, " in tables
+    assert "| x |" not in tables.split("Violation budget")[1]  # only budget variants in its table
 
 
 def test_plan_validates_names_and_sizes():
@@ -138,6 +165,7 @@ def test_runner_end_to_end_resume_and_report(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert table == markdown_table(summary) + "\n" + regime_tables(summary)
     assert "Cumulative regime" in table and "Best-feasible regime" in table
+    assert "Violation budget" not in table  # no budget variant ran
     assert (tmp_path / "plots" / "best-feasible-gramacy.png").stat().st_size > 0
 
     # a second run reuses both files and changes nothing

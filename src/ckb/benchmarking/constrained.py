@@ -126,6 +126,22 @@ def violating_evaluations(g: np.ndarray) -> int:
     return violating_count(g)
 
 
+def within_budget(record: dict[str, Any], bench: ConstrainedBenchmark | None = None) -> bool | None:
+    r"""Whether a run of a budget variant (:data:`VARIANTS` with ``budget_in_scales`` :math:`b`) kept its
+    violation budget: :math:`\sum_{t > n_0} [g_j(x_t)]^+ \le b\,s_j` for every constraint j over the
+    evaluations after the design, or with a known-feasible design (``feasible_design``) no violating
+    evaluation at all. None for a run of any other method (it had no budget)."""
+    options = VARIANTS.get(record.get("method", ""), (None, {}))[1]
+    if "budget_in_scales" not in options:
+        return None
+    bench = bench or CONSTRAINED_BENCHMARKS[record["problem"]]
+    g = np.asarray(record["g"], dtype=float).reshape(len(record["f"]), -1)
+    if options.get("feasible_design"):
+        return violating_evaluations(g) == 0
+    spent = np.maximum(g[int(record["n_init"]) :], 0.0).sum(axis=0)
+    return bool(np.all(spent <= options["budget_in_scales"] * np.asarray(bench.constraint_scale)))
+
+
 def run_metrics(record: dict[str, Any], bench: ConstrainedBenchmark | None = None) -> dict[str, Any]:
     """Every metric of one run record (see the module docstring)."""
     bench = bench or CONSTRAINED_BENCHMARKS[record["problem"]]
@@ -148,6 +164,7 @@ def run_metrics(record: dict[str, Any], bench: ConstrainedBenchmark | None = Non
         "cumulative_regret": cumulative_regret(f, bench, minimize),
         "scaled_soft_violation_after_init": scaled_soft_violation(g[k:], bench.constraint_scale),
         "found_feasible": bool(np.any(np.all(g <= 0.0, axis=1))),
+        "within_budget": within_budget(record, bench),
         "repeated_evaluations": repeated_evaluations(np.asarray(record.get("X", []), dtype=float)),
         "seconds_per_iteration": float(after.mean()) if after.size else 0.0,
         "cpu_seconds_per_iteration": float(cpu.mean()) if cpu.size else 0.0,
@@ -177,6 +194,8 @@ def ckb_policies() -> list[str]:
 #: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor);
 #: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration;
 #: ``pcei-bilog-constraints-b1``/``-b5`` the log map under budgets of 1 and 5 scales.
+#: ``slack-cei-first-slack``: slack-cei's search for a first feasible point against the signed
+#: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
@@ -205,6 +224,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
     "queue-ucb-feasibility-first": ("queue-ucb", {"params": {"feasibility_first": True}}),
+    "slack-cei-first-slack": ("slack-cei", {"params": {"first_threshold": "slack"}}),
 }
 
 
@@ -690,6 +710,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "cumulative_regret": _stat([m["cumulative_regret"] for m in ms]),
             "scaled_soft_violation_after_init": _stat([m["scaled_soft_violation_after_init"] for m in ms]),
             "found_feasible": int(sum(m["found_feasible"] for m in ms)),
+            "within_budget": None
+            if ms[0]["within_budget"] is None
+            else int(sum(m["within_budget"] for m in ms)),
             "repeated_evaluations": _stat([m["repeated_evaluations"] for m in ms]),
             "seconds_per_iteration": _stat([m["seconds_per_iteration"] for m in ms]),
             "cpu_seconds_per_iteration": _stat([m["cpu_seconds_per_iteration"] for m in ms]),
@@ -717,6 +740,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "scaled_soft_violation": "|| [(sum_t g_j(x_t) / s_j)_j]^+ ||_2: the cumulative constraint's violation "
             "(feasible evaluations offset violating ones; what the primal-dual policies bound)",
             "violating_evaluations": "#{t : max_j g_j(x_t) > 0}, the shared design included",
+            "within_budget": "runs of a budget variant (budget b scales) with sum_{t after the design} "
+            "[g_j(x_t)]^+ <= b s_j for every j; with a known-feasible design, no violating evaluation at all; "
+            "null for methods without a budget",
             "seconds_per_iteration": "mean ask + tell wall time after the design",
             "cpu_seconds_per_iteration": "mean ask + tell CPU time of the process after the design (one "
             "thread; unlike wall time, not inflated by other load on the machine)",
@@ -794,7 +820,9 @@ def markdown_table(summary: dict[str, Any]) -> str:
 def regime_tables(summary: dict[str, Any]) -> str:
     """The two regimes side by side, one row per method, one column per problem (medians over seeds):
     best-feasible (solved / seeds, violating evaluations after the design, scaled Σ[g]+ after the design)
-    and cumulative (scaled cumulative regret, scaled [Σg]+, scaled Σ[g]+, all evaluations)."""
+    and cumulative (scaled cumulative regret, scaled [Σg]+, scaled Σ[g]+, all evaluations); then, when
+    budget variants ran, their budgets (runs within budget / seeds, :func:`within_budget`; median final
+    gap; solved)."""
     problems = list(summary["problems"])
     methods: list[str] = []
     for entry in summary["problems"].values():
@@ -826,7 +854,19 @@ def regime_tables(summary: dict[str, Any]) -> str:
             f"{_fmt(r['scaled_violation']['median'])}"
         ),
     )
-    return "\n".join(best + online)
+    budgeted = [
+        m
+        for m in methods
+        if any(e["methods"].get(m, {}).get("within_budget") is not None for e in summary["problems"].values())
+    ]
+    if not budgeted:
+        return "\n".join(best + online)
+    methods = budgeted
+    budget = table(
+        "Violation budget: runs within budget / seeds, median final gap, solved",
+        lambda r: f"{r['within_budget']}/{len(r['seeds'])}, {_fmt(r['final_gap']['median'])}, {r['solved']}",
+    )
+    return "\n".join(best + online + budget)
 
 
 def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
