@@ -37,6 +37,23 @@ def test_in_the_endgame_the_best_admissible_posterior_mean():
     np.testing.assert_allclose(v, [0.5, FLOOR - 0.2, 0.7])
 
 
+def test_before_any_feasible_point_the_search_is_against_zero_not_the_debt_margin():
+    """A design with no feasible point leaves the running sum in debt (threshold < 0); the search for a
+    first feasible point still asks P(g <= 0) (pcei's), unless ``first_threshold = "slack"``."""
+    mu_f, sd_f = T([0.5, 0.9]), T([1.0, 1.0])
+    mu_g, sd_g = T([[0.2], [-0.1]]), T([[0.3], [0.2]])
+    tau = np.array([-0.4])  # in debt: a margin of 0.4
+    v = SlackCEIRule(1, 10).score(mu_f, sd_f, None, mu_g, sd_g, tau, target=0.6).numpy()
+    want = log_cei(mu_f, sd_f, None, mu_g, sd_g) + torch.special.log_ndtr((mu_f - 0.6) / sd_f)
+    np.testing.assert_allclose(v, want.numpy())
+    old = SlackCEIRule(1, 10, first_threshold="slack").score(mu_f, sd_f, None, mu_g, sd_g, tau, target=0.6)
+    want = log_cei(mu_f, sd_f, None, mu_g + 0.4, sd_g) + torch.special.log_ndtr((mu_f - 0.6) / sd_f)
+    np.testing.assert_allclose(old.numpy(), want.numpy())
+    assert np.all(old.numpy() < v)  # the margin makes every point less likely to qualify
+    with pytest.raises(ValueError, match="first_threshold"):
+        SlackCEIRule(1, 10, first_threshold="debt")
+
+
 def test_signed_thresholds_invert_the_unit_map_on_both_sides():
     to_raw = lambda v: 2.0 * np.asarray(v)
     np.testing.assert_allclose(_signed_thresholds([1.0, -1.0, 0.0], to_raw, 3), [0.5, -0.5, 0.0], atol=1e-12)
