@@ -238,7 +238,8 @@ def test_the_violation_budget_left_is_the_budget_minus_what_the_trials_after_the
     g = [t.user_attrs["g"][0] for t in study.trials]
     for d in sampler.decisions(study):  # sequential: every earlier trial is complete at the decision
         spent = sum(max(v, 0.0) for v in g[6 : d["number"]])
-        assert d["info"]["allowance"] == pytest.approx(max(budget - spent, 0.0), abs=1e-12)
+        # pcei's pace: each decision may spend half of what is left
+        assert d["info"]["allowance"] == pytest.approx(0.5 * max(budget - spent, 0.0), abs=1e-12)
 
 
 # ----------------------------------------------------------------------------------- storage, state

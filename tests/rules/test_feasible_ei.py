@@ -203,6 +203,37 @@ def test_a_violation_budget_replaces_the_exploration_phase_with_a_union_bound_wi
     assert rule.width == 0.0
 
 
+def test_the_budget_pace_is_what_one_ask_may_spend_of_what_is_left():
+    left = np.array([2.0, 0.6])
+    assert PessimisticCEIRule(2, 10, budget_pace="all").paced(left, 3) is left  # everything left
+    assert PessimisticCEIRule(2, 10).paced(None, 3) is None  # no budget
+    np.testing.assert_allclose(PessimisticCEIRule(2, 10).paced(left, 3), [1.0, 0.3])  # "half", the default
+    even = PessimisticCEIRule(2, 10, budget_pace="even")
+    np.testing.assert_allclose(even.paced(left, 3), [0.5, 0.15])  # this ask and 3 more
+    np.testing.assert_allclose(even.paced(left, 0), left / 11)  # unknown: the horizon, 10 rounds + this
+    with pytest.raises(ValueError, match="budget_pace"):
+        PessimisticCEIRule(2, 10, budget_pace="fast")
+
+
+@pytest.mark.parametrize("pace, share", [("half", 0.5), ("all", 1.0)])
+def test_pcei_is_allowed_its_paces_share_of_the_budget_left_at_each_ask(pace, share):
+    import ckb
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=10, violation_budget=0.5, minimize=True, seed=1,
+                        budget_pace=pace)  # fmt: skip
+    seen = []
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        left = opt.metrics()["violation_budget_left"][0]
+        # the design's points violate without cost; the asks after it spend from the budget
+        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 0.8)])
+        h = opt.history()[-1]
+        if h["source"] == "policy":
+            seen.append((h["info"]["allowance"], left))
+    assert len(seen) == 4
+    np.testing.assert_allclose([a for a, _ in seen], [share * left for _, left in seen])
+
+
 def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_and_slack_cei_is_not():
     import ckb
 

@@ -196,6 +196,8 @@ def ckb_policies() -> list[str]:
 #: ``pcei-bilog-constraints-b1``/``-b5`` the log map under budgets of 1 and 5 scales.
 #: ``slack-cei-first-slack``: slack-cei's search for a first feasible point against the signed
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
+#: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
+#: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
@@ -225,6 +227,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
     "queue-ucb-feasibility-first": ("queue-ucb", {"params": {"feasibility_first": True}}),
     "slack-cei-first-slack": ("slack-cei", {"params": {"first_threshold": "slack"}}),
+    "pcei-b1-pace-all": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "all"}}),
+    "pcei-b1-pace-even": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "even"}}),
 }
 
 

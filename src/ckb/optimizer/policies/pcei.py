@@ -3,14 +3,15 @@ r"""``pcei``: pessimistic constrained EI, the optimizer's policy for the best-fe
 violation the remaining violation budget can pay for; without a budget, over the points every
 constraint's upper confidence bound says are feasible).
 
-**At ask time**: the incumbent (best observed feasible objective), the allowance (what remains of
-``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
+**At ask time**: the incumbent (best observed feasible objective), the allowance (``budget_pace``'s share of what
+remains of ``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
 data. Constants: ``kappa`` = 1.0 (the width of the constraints' upper confidence bounds, on the fitted
 GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; ``kappa``: no exploration phase),
 ``endgame_ei`` (1e-3 standard deviations of the objective), and under a violation budget ``budget_alpha``
 = 0.1 (the union-bound width over the asks left), ``budget_prior`` = "zero" (admissibility judged under
-a zero prior mean of each constraint) and ``budget_radius`` = 0.1 (new points within that
-:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube); ``leap_radius`` = None
+a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points within that
+:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube) and ``budget_pace`` =
+"half" (one ask may spend at most half of what is left of the budget); ``leap_radius`` = None
 (a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
 :mod:`ckb.rules.feasible_ei`); ``first_quantile`` = 0.5 (before any feasible observation, the point
@@ -115,8 +116,10 @@ class PessimisticCEI(RuleOptimizerPolicy):
 
     def _allowance(self, ctx) -> tuple[np.ndarray | None, np.ndarray | None]:
         """What this ask may spend per constraint, in the constraints' own units and in the models'
-        units: what remains of the violation budget (None without one: threshold 0)."""
-        return ctx.violation_left, _thresholds(ctx.violation_left, ctx.c_to_raw, self.m)
+        units: ``budget_pace``'s share of what remains of the violation budget (None without one:
+        threshold 0)."""
+        left = self.rule.paced(ctx.violation_left, ctx.rounds_left)
+        return left, _thresholds(left, ctx.c_to_raw, self.m)
 
     def _excess(self, models, x: np.ndarray, tau, safe=None) -> float:
         import torch
