@@ -128,8 +128,8 @@ incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations 
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
 least the union-bound width below, so the budget's guarantee does not rest on this default),
 ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
-``budget_radius`` (0.1), ``budget_pace`` ("half"), ``leap_radius`` (None), ``first_quantile`` (0.5; None: feasibility first by
-the probability of feasibility alone. Measured at 20 seeds on six benchmark problems, where only the
+``budget_radius`` (0.1), ``budget_pace`` ("half"), ``leap_radius`` (None), ``first_quantile`` (0.5;
+None: feasibility first by the probability of feasibility alone. Measured at 20 seeds on six benchmark problems, where only the
 runs whose design holds no feasible point change (Gardner 2 18 of 20, the spring 20, Hartmann-6 in the
 ball 4): 87 of 120 runs solved against 80, Gardner 2 20 of 20 against 14 at the same median 4
 violating evaluations after the design (scaled violation 1.4 against 1.2), Hartmann-6 14 against 13;
@@ -215,8 +215,13 @@ class PessimisticCEIRule(Rule):
         from scipy.special import ndtri
 
         self.budgeted = bool(budgeted)
-        r = int(rounds_left) + 1 if rounds_left > 0 else max(self.horizon - self.t + 1, 1)
+        r = self._asks_left(rounds_left)
         self.budget_kappa = float(-ndtri(self.budget_alpha / (self.m * r))) if self.budgeted else 0.0
+
+    def _asks_left(self, rounds_left: int) -> int:
+        """The asks left with this one: ``rounds_left`` + 1, or when that is unknown (0) the rule's own
+        horizon minus its rounds so far."""
+        return int(rounds_left) + 1 if rounds_left > 0 else max(self.horizon - self.t + 1, 1)
 
     def paced(self, left, rounds_left: int):
         """What one ask may spend of what is ``left`` of the budget (per constraint): all of it
@@ -224,8 +229,7 @@ class PessimisticCEIRule(Rule):
         ``rounds_left`` after it (``"even"``)."""
         if left is None or self.budget_pace == "all":
             return left
-        r = int(rounds_left) + 1 if rounds_left > 0 else max(self.horizon - self.t + 1, 1)
-        share = 0.5 if self.budget_pace == "half" else 1.0 / r
+        share = 0.5 if self.budget_pace == "half" else 1.0 / self._asks_left(rounds_left)
         return np.asarray(left, dtype=float) * share
 
     @property

@@ -3,9 +3,9 @@ r"""``pcei``: pessimistic constrained EI, the optimizer's policy for the best-fe
 violation the remaining violation budget can pay for; without a budget, over the points every
 constraint's upper confidence bound says are feasible).
 
-**At ask time**: the incumbent (best observed feasible objective), the allowance (``budget_pace``'s share of what
-remains of ``violation_budget``, from the optimizer's accounting), the argmax. **At tell time**: nothing but the
-data. Constants: ``kappa`` = 1.0 (the width of the constraints' upper confidence bounds, on the fitted
+**At ask time**: the incumbent (best observed feasible objective), the allowance (``budget_pace``'s
+share of what remains of ``violation_budget``, from the optimizer's accounting), the argmax. **At tell
+time**: nothing but the data. Constants: ``kappa`` = 1.0 (the width of the constraints' upper confidence bounds, on the fitted
 GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; ``kappa``: no exploration phase),
 ``endgame_ei`` (1e-3 standard deviations of the objective), and under a violation budget ``budget_alpha``
 = 0.1 (the union-bound width over the asks left), ``budget_prior`` = "zero" (admissibility judged under
