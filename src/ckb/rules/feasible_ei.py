@@ -130,8 +130,8 @@ least the union-bound width below, so the budget's guarantee does not rest on th
 ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
 ``budget_radius`` (0.1), ``budget_pace`` ("half"), ``leap_radius`` (None), ``first_quantile`` (0.5;
 None: feasibility first by the probability of feasibility alone. Measured at 20 seeds on six
-benchmark problems, where only the runs whose design holds no feasible point change (Gardner 2 18 of 20, the spring 20, Hartmann-6 in the
-ball 4): 87 of 120 runs solved against 80, Gardner 2 20 of 20 against 14 at the same median 4
+benchmark problems, where only the runs whose design holds no feasible point change (Gardner 2 18
+of 20, the spring 20, Hartmann-6 in the ball 4): 87 of 120 runs solved against 80, Gardner 2 20 of 20 against 14 at the same median 4
 violating evaluations after the design (scaled violation 1.4 against 1.2), Hartmann-6 14 against 13;
 on the spring, solved by neither, a feasible point in 18 of 20 seeds both ways, found sooner (median
 evaluation 27.5 against 32) but with more violating evaluations after the design, 41.5 against 37.5;
