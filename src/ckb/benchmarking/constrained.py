@@ -832,10 +832,10 @@ def regime_tables(summary: dict[str, Any]) -> str:
     for entry in summary["problems"].values():
         methods += [m for m in entry["methods"] if m not in methods]
 
-    def table(title: str, cell) -> list[str]:
+    def table(title: str, cell, rows: list[str]) -> list[str]:
         out = [f"**{title}**", "", "| method | " + " | ".join(problems) + " |"]
         out.append("|---|" + "---:|" * len(problems))
-        for mth in methods:
+        for mth in rows:
             cells = []
             for p in problems:
                 r = summary["problems"][p]["methods"].get(mth)
@@ -850,6 +850,7 @@ def regime_tables(summary: dict[str, Any]) -> str:
             f"{r['solved']}/{len(r['seeds'])}, {_fmt(r['violating_after_init']['median'], 3)}, "
             f"{_fmt(r['scaled_violation_after_init']['median'])}"
         ),
+        methods,
     )
     online = table(
         "Cumulative regime: scaled cumulative regret, scaled [Σg]+, scaled Σ[g]+ (medians, every evaluation)",
@@ -857,6 +858,7 @@ def regime_tables(summary: dict[str, Any]) -> str:
             f"{_fmt(r['cumulative_regret']['median'], 3)}, {_fmt(r['scaled_soft_violation']['median'])}, "
             f"{_fmt(r['scaled_violation']['median'])}"
         ),
+        methods,
     )
     budgeted = [
         m
@@ -865,10 +867,10 @@ def regime_tables(summary: dict[str, Any]) -> str:
     ]
     if not budgeted:
         return "\n".join(best + online)
-    methods = budgeted
     budget = table(
         "Violation budget: runs within budget / seeds, median final gap, solved",
         lambda r: f"{r['within_budget']}/{len(r['seeds'])}, {_fmt(r['final_gap']['median'])}, {r['solved']}",
+        budgeted,
     )
     return "\n".join(best + online + budget)
 

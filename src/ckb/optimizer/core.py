@@ -45,7 +45,8 @@ six problems' asked points stay bit for bit what they were; the scale comes from
 a run that converges on an active constraint puts most values near 0 (on all observations the ratio
 reached 7e3 on Gardner 2 with CEI). The raw values stay in the study untouched; :meth:`Optimizer.units`
 gives the map in use, and its ``c_to_raw`` (the exact inverse, monotone, 0 -> 0) is what a policy gets
-to compare a violation with a budget in the constraint's own units. Nothing overflows: moments are scaled before squaring.
+to compare a violation with a budget in the constraint's own units. Nothing overflows: moments are
+scaled before squaring.
 
 **Violation budget** (``violation_budget``, per constraint, in its own units): spent_j is
 :math:`\sum_t [g_j(x_t)]^+` over the complete evaluations that are not initial-design points (the design
