@@ -45,7 +45,7 @@ def test_queue_ucb_queues_follow_every_observation_in_trial_order():
 
 
 def test_feasibility_first_until_some_evaluation_satisfies_every_constraint():
-    assert not VirtualQueueRule(2, 10).feasibility_first  # off by default
+    assert VirtualQueueRule(2, 10).feasibility_first  # on by default
     rule = VirtualQueueRule(2, 10, feasibility_first=True)
     assert rule.searching_feasible([[0.5, -1.0], [-0.5, 0.5]])  # no row feasible in both
     assert not rule.searching_feasible([[0.5, -1.0], [-0.5, 0.0]])  # the second row is (0 counts)
@@ -61,6 +61,26 @@ def test_feasibility_score_is_the_log_probability_of_feasibility():
     sd = torch.tensor([[1.0, 0.5], [2.0, 0.25]], dtype=torch.float64)
     expected = norm.logcdf(-mu.numpy() / sd.numpy()).sum(-1)
     np.testing.assert_allclose(VirtualQueueRule.feasibility_score(mu, sd).numpy(), expected, rtol=1e-12)
+
+
+def test_feasibility_first_aims_at_the_median_observed_objective():
+    torch = pytest.importorskip("torch")
+    from scipy.stats import norm
+
+    y = [3.0, -1.0, np.nan, 1.0, 2.0]
+    assert VirtualQueueRule(1, 10).first_target(y) == pytest.approx(1.5)  # the median of the finite values
+    assert VirtualQueueRule(1, 10, first_quantile=0.0).first_target(y) == -1.0
+    assert VirtualQueueRule(1, 10, first_quantile=None).first_target(y) is None
+    assert VirtualQueueRule(1, 10).first_target([]) is None
+    mu_f = torch.tensor([0.5, 2.0], dtype=torch.float64)
+    sd_f = torch.tensor([1.0, 0.5], dtype=torch.float64)
+    mu_g = torch.tensor([[0.5, -1.0], [-2.0, 0.25]], dtype=torch.float64)
+    sd_g = torch.tensor([[1.0, 0.5], [2.0, 0.25]], dtype=torch.float64)
+    pof = norm.logcdf(-mu_g.numpy() / sd_g.numpy()).sum(-1)
+    got = VirtualQueueRule.first_score(mu_f, sd_f, mu_g, sd_g, 1.5).numpy()
+    np.testing.assert_allclose(got, pof + norm.logcdf((mu_f.numpy() - 1.5) / sd_f.numpy()), rtol=1e-12)
+    alone = VirtualQueueRule.first_score(mu_f, sd_f, mu_g, sd_g, None).numpy()
+    np.testing.assert_allclose(alone, VirtualQueueRule.feasibility_score(mu_g, sd_g).numpy(), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("first", [True, False])

@@ -198,6 +198,10 @@ def ckb_policies() -> list[str]:
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
+#: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
+#: feasibility alone (as measured when the search was an option); ``queue-ucb-no-first``: no such
+#: search, queue-ucb's rule before ``feasibility_first`` became its default (each replays its records,
+#: checked on one; the former's spring records predate the constraints' log threshold of 30).
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b0": ("pcei", {"budget_in_scales": 0.0}),
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
@@ -225,7 +229,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
-    "queue-ucb-feasibility-first": ("queue-ucb", {"params": {"feasibility_first": True}}),
+    "queue-ucb-feasibility-first": (
+        "queue-ucb",
+        {"params": {"feasibility_first": True, "first_quantile": None}},
+    ),
+    "queue-ucb-no-first": ("queue-ucb", {"params": {"feasibility_first": False}}),
     "slack-cei-first-slack": ("slack-cei", {"params": {"first_threshold": "slack"}}),
     "pcei-b1-pace-all": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "all"}}),
     "pcei-b1-pace-even": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "even"}}),

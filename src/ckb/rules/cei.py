@@ -54,3 +54,26 @@ def log_cei(mu_f, sd_f, best: float | None, mu_g, sd_g):
         return log_pof
     u = (mu_f - best) / sd_f
     return _log_ei_helper(u) + sd_f.log() + log_pof
+
+
+def quantile_target(y, q: float | None) -> float | None:
+    """The ``q`` quantile of the finite values of ``y`` (the models' units, maximization sense): the
+    objective target of a search for a first feasible point; None when ``q`` is None or no value is
+    finite (then the search seeks feasibility alone)."""
+    y = np.asarray(y, dtype=float).ravel()
+    y = y[np.isfinite(y)]
+    if q is None or y.size == 0:
+        return None
+    return float(np.quantile(y, q))
+
+
+def log_first_feasible(mu_f, sd_f, mu_g, sd_g, target: float | None = None):
+    r"""The search for a first feasible point (torch): :math:`\sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`,
+    plus :math:`\log\Phi((\mu_f - y_q)/\sigma_f)`, the probability of beating the target :math:`y_q`
+    (:func:`quantile_target`), when ``target`` is given."""
+    import torch
+
+    value = log_cei(mu_f, sd_f, None, mu_g, sd_g)
+    if target is None:
+        return value
+    return value + torch.special.log_ndtr((mu_f - target) / sd_f)

@@ -148,7 +148,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import NONNEGATIVE, PROBABILITY, Choice, Real, Rule, like, named, positive_part
-from ckb.rules.cei import ConstrainedEIRule, log_cei
+from ckb.rules.cei import ConstrainedEIRule, log_cei, log_first_feasible, quantile_target
 
 
 def nearest_linf(X, X_ref):
@@ -269,22 +269,13 @@ class PessimisticCEIRule(Rule):
         objective values ``y`` (the models' units, maximization sense; non-finite values left out), None
         without a quantile, without data, or under a violation budget (this decision's
         :meth:`set_budgeted`: the search for a first feasible point then seeks feasibility alone)."""
-        y = np.asarray(y, dtype=float).ravel()
-        y = y[np.isfinite(y)]
-        if self.first_quantile is None or self.budgeted or y.size == 0:
-            return None
-        return float(np.quantile(y, self.first_quantile))
+        return None if self.budgeted else quantile_target(y, self.first_quantile)
 
     def first_score(self, mu_f, sd_f, mu_g, sd_g, target=None):
         r"""The feasibility-first score (torch): :math:`\sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})`, plus
         :math:`\log\Phi((\mu_f - y_q)/\sigma_f)` when ``target`` :math:`y_q` is given
-        (:meth:`first_target`)."""
-        import torch
-
-        value = log_cei(mu_f, sd_f, None, mu_g, sd_g)
-        if target is None:
-            return value
-        return value + torch.special.log_ndtr((mu_f - target) / sd_f)
+        (:meth:`first_target`; :func:`ckb.rules.cei.log_first_feasible`)."""
+        return log_first_feasible(mu_f, sd_f, mu_g, sd_g, target)
 
     def check_endgame(self, log_ei: float) -> bool:
         """Start the endgame (for good) when the chosen point's log expected improvement is below

@@ -5,9 +5,11 @@ values (in trial order), so a positive running sum pushes toward feasibility and
 later infeasible but rewarding points.
 
 **At ask time**: the queues (from the complete observations, in policy units), the widths, the argmax
-(with ``feasibility_first``, while no evaluation is feasible: of the probability of feasibility).
+(while no evaluation is feasible, with ``feasibility_first``: of the probability of feasibility times
+that of beating the ``first_quantile`` quantile of the observed objective values).
 **At tell time**: nothing but the data (the queues are recomputed from it). Constants on standardized
-outcomes: ``V`` = 1.0, ``beta`` = 1.0, ``beta_g`` = 0.0, ``feasibility_first`` = False. Internals: the
+outcomes: ``V`` = 1.0, ``beta`` = 1.0, ``beta_g`` = 0.0, ``feasibility_first`` = True,
+``first_quantile`` = 0.5. Internals: the
 widths, the queues ``Q`` and ``phase`` (0 feasibility first, 1 the queue score).
 """
 
@@ -30,10 +32,11 @@ class QueueUCB(RuleOptimizerPolicy):
         models = ctx.models
         bf, bg = rule.widths(models.view)
         if rule.searching_feasible(ctx.c):
+            target = rule.first_target(ctx.y)
 
             def score(X):
                 mu, sd = models.mean_std(X)
-                return rule.feasibility_score(mu[..., 1:], sd[..., 1:])
+                return rule.first_score(mu[..., 0], sd[..., 0], mu[..., 1:], sd[..., 1:], target)
 
             x, _ = ctx.maximize(score)
             return x, {**rule.internals(), "phase": 0.0}
