@@ -64,6 +64,14 @@ def test_ckb_ucb_argmax_and_dual_step_by_hand():
     assert x.tolist() == [0.0] and p.phi == pytest.approx([1.3]) and p.t == 2
 
 
+def test_ckb_ucb_dual_step_on_the_posterior_mean():
+    """``dual_estimate="mean"``: the same argmax, the dual steps with the posterior mean of g there
+    (0.5 at x = 1) instead of its LCB (0.3)."""
+    p = make("ckb-ucb", dual_estimate="mean")  # V = 1
+    x, info = decide(p, LINEAR)
+    assert x.tolist() == [1.0] and info["g_bar"] == pytest.approx(0.5) and p.phi == pytest.approx([0.5])
+
+
 def test_ckb_clips_estimates_at_B_and_G():
     big = StubModels(lambda X: torch.cat([40 * X, 10 + 0 * X], -1), lambda X: torch.zeros(X.shape[0], 2))
     p = make("ckb-ucb", B=5.0, G=2.0, V=4.0)

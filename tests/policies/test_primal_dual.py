@@ -72,6 +72,36 @@ def test_decision_clipping_and_dual_step_by_hand():
     assert p.phi[0] == pytest.approx(min(max(0.7 + g_lcb[x] / 2.0, 0.0), 3.0))
 
 
+def test_dual_step_on_the_posterior_mean_by_hand():
+    """``dual_estimate="mean"``: the decision is unchanged (the score still uses the LCB), the dual steps
+    with the clipped posterior mean of g at the played arm instead of its LCB."""
+    kw = dict(horizon=100, beta=0.5, beta_g=0.5, B=1.0, G=1.0, R=0.1, noise=1.0, V=2.0, rho=3.0)
+    runs = {}
+    for estimate in ("estimate", "mean"):
+        p = make_policy(
+            "ckb-ucb", tiny_problem().info(), np.random.default_rng(0), dual_estimate=estimate, **kw
+        )
+        for t, (i, y, c) in enumerate([(0, 2.0, 0.8), (1, 0.4, -0.2), (2, -0.6, -1.6)], 1):
+            p.ask()
+            p.tell(obs(t, i, y, c))
+        p.phi[:] = [0.7]
+        runs[estimate] = (p.ask(), p.internals()["g_bar"], p.phi[0])
+    x, g_lcb, _ = runs["estimate"]
+    g_mean = np.array([0.4, -0.1, -0.8])  # one pull each, lambda = 1: mean = c / 2
+    assert runs["mean"][0] == x  # the same decision
+    assert runs["mean"][1] == pytest.approx(g_mean[x]) and g_lcb == pytest.approx(
+        g_mean[x] - 0.5 * math.sqrt(0.5)
+    )
+    assert runs["mean"][2] == pytest.approx(min(max(0.7 + g_mean[x] / 2.0, 0.0), 3.0))
+
+
+def test_dual_estimate_must_be_a_known_choice():
+    with pytest.raises(InvalidInputError, match="dual_estimate"):
+        make_policy(
+            "ckb-ucb", tiny_problem().info(), np.random.default_rng(0), horizon=10, dual_estimate="lcb"
+        )
+
+
 @pytest.mark.parametrize("g_est, phi0, expected", [(-1.0, 0.1, 0.0), (1.0, 2.9, 3.0), (0.5, 1.0, 1.25)])
 def test_dual_projection_onto_0_rho(g_est, phi0, expected):
     p = make_policy(

@@ -97,6 +97,23 @@ def test_primal_dual_same_choices_and_duals(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+def test_primal_dual_on_the_mean_same_choices_and_duals(seed):
+    """``dual_estimate="mean"``: the score reads the estimates (the table shifted by the widths 0.5), the
+    dual step the posterior means (the table itself) in both worlds."""
+    from types import SimpleNamespace
+
+    def patch(h, f, g):
+        h.estimates = lambda bf, bg: (f + 0.5, g - 0.5)  # UCB / LCB with sd 1, as TableModels gives
+        h.gp_g = [SimpleNamespace(mean=g[:, j], update_arm=lambda i, v: None) for j in range(M)]
+
+    constants = {"beta": 0.5, "beta_g": 0.5, "B": 4.0, "G": [1.5, 1.5], "delta": 0.5, "dual_estimate": "mean"}
+    for h, o in run_both("ckb-ucb", "ckb-ucb", patch, constants, seed):
+        np.testing.assert_array_equal(h.rule.phi, o.rule.phi)
+        assert h.internals() == o.rule.internals()
+    assert np.any(h.rule.phi > 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
 def test_rpol_same_choices_and_penalty_weights(seed):
     constants = {"beta": 0.0, "B_f": 1.0, "B_g": 1.0, "R_f": 0.1, "R_g": 0.1}
     for h, o in run_both("rpol-ucb", "rpol-ucb", _optimistic_patch, constants, seed):

@@ -196,6 +196,9 @@ def ckb_policies() -> list[str]:
 #: ``pcei-bilog-constraints-b1``/``-b5`` the log map under budgets of 1 and 5 scales.
 #: ``slack-cei-first-slack``: slack-cei's search for a first feasible point against the signed
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
+#: ``ckb-ucb-slack``: CKB-UCB with 003's slack for zero violation (``slack="auto"``);
+#: ``ckb-ucb-mean``: CKB-UCB whose dual steps with the posterior mean of g at the played point
+#: (``dual_estimate="mean"``) instead of its LCB.
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 #: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
@@ -235,6 +238,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "queue-ucb-no-first": ("queue-ucb", {"params": {"feasibility_first": False}}),
     "slack-cei-first-slack": ("slack-cei", {"params": {"first_threshold": "slack"}}),
+    "ckb-ucb-slack": ("ckb-ucb", {"params": {"slack": "auto"}}),
+    "ckb-ucb-mean": ("ckb-ucb", {"params": {"dual_estimate": "mean"}}),
     "pcei-b1-pace-all": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "all"}}),
     "pcei-b1-pace-even": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "even"}}),
 }

@@ -7,8 +7,9 @@ This module keeps the estimation: exact GP posteriors of f and each g on the can
 (``ckb-ucb``: GP-UCB for f and GP-LCB for g; ``ckb-ts``: joint posterior samples; ``ckb-rand``:
 RandGP-UCB; ``ckb`` takes any ``exploration``; 002's names ``cbo-*`` are aliases), and the exact argmax
 with random tie-breaking. Per round: the rule's widths, the estimates (f first, then each g, from the
-policy's generator), the argmax of the rule's score, the rule's dual step at the played arm; a tell
-updates the posteriors.
+policy's generator), the argmax of the rule's score, the rule's dual step at the played arm (from its
+estimate, or with ``dual_estimate="mean"`` from the posterior mean of each g there); a tell updates
+the posteriors.
 
 Defaults from the problem's public hints: ``B`` (bound on |f|), ``G`` (max |g|), ``R`` (reward noise
 level; the real-data problems publish the largest deviation of a reading from its arm's mean, as the
@@ -66,6 +67,7 @@ class CKB(RuleAdapter, Policy):
         V: float | None = None,
         slack: float | str = 0.0,
         anytime: bool = False,
+        dual_estimate: str = "estimate",
         anytime_restart_gp: bool = False,
         kernel: Any = None,
         kernel_g: Any = None,
@@ -96,6 +98,7 @@ class CKB(RuleAdapter, Policy):
             V=V,
             slack=slack,
             anytime=anytime,
+            dual_estimate=dual_estimate,
         )
         self.horizon = self.rule.horizon
         self.anytime_restart_gp = bool(anytime_restart_gp)
@@ -135,7 +138,8 @@ class CKB(RuleAdapter, Policy):
         bf, bg = rule.widths(self._model)
         f_est, g_est = self.estimates(bf, bg)
         x = argmax_random_tie(rule.score(f_est, g_est), self.rng)
-        rule.dual_step(g_est[x], record={"beta": bf, **named("beta_g", bg)})
+        g_at = np.array([gp.mean[x] for gp in self.gp_g]) if rule.steps_on_mean else g_est[x]
+        rule.dual_step(g_at, record={"beta": bf, **named("beta_g", bg)})
         return x
 
     def tell(self, obs) -> None:

@@ -13,7 +13,8 @@ their root mean square, threshold 0):
 2. clip :math:`\bar f_t = \mathrm{Proj}_{[-B,B]} f_t`, :math:`\bar g_{t,j} = \mathrm{Proj}_{[-G_j,G_j]} g_{t,j}`;
 3. :math:`x_t = \arg\max_x \bar f_t(x) - \sum_j \phi_{t,j}\bar g_{t,j}(x)` (multi-start L-BFGS-B, or
    enumeration over candidates);
-4. dual step from the clipped *estimate* at :math:`x_t`:
+4. dual step from the clipped *estimate* at :math:`x_t` (with ``dual_estimate="mean"``, the clipped
+   posterior mean of each :math:`g_j` at :math:`x_t` instead):
    :math:`\phi_{t+1,j} = \mathrm{Proj}_{[0,\rho_j]}[\phi_{t,j} + (\bar g_{t,j}(x_t) + \varepsilon)/V]`.
 
 **At ask time**: steps 1-4 (the dual step needs no observation, so a batch ask(k) makes k rounds with k
@@ -94,7 +95,9 @@ class PrimalDual(RuleOptimizerPolicy):
         est = self._estimator(ctx, bf, bg)
         x, _ = ctx.maximize(lambda X: rule.score(*est(X)))
         with torch.no_grad():
-            g_at = est(torch.as_tensor(x[None, :]))[1].numpy().reshape(self.m)
+            X = torch.as_tensor(x[None, :])
+            g_at = ctx.models.mean_std(X)[0][..., 1:] if rule.steps_on_mean else est(X)[1]
+            g_at = g_at.numpy().reshape(self.m)
         rule.dual_step(g_at, record={"beta": bf, **named("beta_g", bg)})
         return x, rule.internals()
 
