@@ -34,9 +34,9 @@ optimizer values on standardized outcomes):
 - ``dual_estimate``: what the dual step reads at the played point: ``"estimate"`` (default, Algorithm 1
   as written: the clipped exploration estimate, an LCB for GP-UCB) or ``"mean"`` (the clipped posterior
   mean of each :math:`g_j` there, not a paper's choice). At the played point the LCB is low by
-  :math:`\beta_g\sigma_{g_j}`, and the score picks points where it is lowest, so the estimate's dual
-  lags the constraint and the running sum drifts above zero (003's slack adds a constant instead, of
-  order :math:`\delta/2`); the mean is the models' unbiased prediction. Measured with ``ckb.Optimizer``
+  :math:`\beta_g\sigma_{g_j}`, and with a positive dual the score favours points where it is low, so
+  the dual lags the constraint and the running sum drifts above zero (003's slack adds a constant
+  instead, of order :math:`\delta/2`); the mean is the models' unbiased prediction. Measured with ``ckb.Optimizer``
   on the eight constrained-benchmark problems (10 seeds, 60 evaluations; variants ``ckb-ucb``,
   ``ckb-ucb-mean``, ``ckb-ucb-slack``): median scaled :math:`[\sum_t g]^+` on Gramacy's problem 5.9
   against 15 (cumulative regret 1.5 against -5.8: the mixture of infeasible and feasible points
