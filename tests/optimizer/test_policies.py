@@ -72,6 +72,21 @@ def test_ckb_ucb_dual_step_on_the_posterior_mean():
     assert x.tolist() == [1.0] and info["g_bar"] == pytest.approx(0.5) and p.phi == pytest.approx([0.5])
 
 
+def test_ckb_ucb_feasibility_first_until_a_feasible_evaluation():
+    """``feasibility_first=True``: with no feasible evaluation, the argmax of log P(g <= 0) + log P(f >= the
+    median observed objective), no dual step; once a row is feasible, Algorithm 1's decision."""
+    assert not make("ckb-ucb").rule.feasibility_first  # Algorithm 1 as written by default
+    p = make("ckb-ucb", feasibility_first=True)
+    y, c = np.array([0.0, 0.5]), np.array([[1.0], [2.0]])  # nothing feasible; median objective 0.25
+    x, info = decide(p, LINEAR, y=y, c=c)
+    g = GRID[:, 0]  # f ~ N(x, 0.5^2), g ~ N(x - 0.5, 0.1^2)
+    score = norm.logcdf(-(g - 0.5) / 0.1) + norm.logcdf((g - 0.25) / 0.5)
+    assert x.tolist() == [g[np.argmax(score)]] == [0.25]
+    assert info["phase"] == 0.0 and p.phi == pytest.approx([0.0]) and p.t == 1
+    x, info = decide(p, LINEAR, y=y, c=np.array([[1.0], [-0.1]]))  # a feasible row: the dual steps
+    assert x.tolist() == [1.0] and "phase" not in info and p.phi == pytest.approx([0.3])
+
+
 def test_ckb_clips_estimates_at_B_and_G():
     big = StubModels(lambda X: torch.cat([40 * X, 10 + 0 * X], -1), lambda X: torch.zeros(X.shape[0], 2))
     p = make("ckb-ucb", B=5.0, G=2.0, V=4.0)

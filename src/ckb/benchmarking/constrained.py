@@ -198,7 +198,8 @@ def ckb_policies() -> list[str]:
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
 #: ``ckb-ucb-slack``: CKB-UCB with 003's slack for zero violation (``slack="auto"``);
 #: ``ckb-ucb-mean``: CKB-UCB whose dual steps with the posterior mean of g at the played point
-#: (``dual_estimate="mean"``) instead of its LCB.
+#: (``dual_estimate="mean"``) instead of its LCB; ``ckb-ucb-first``: CKB-UCB with a search for a first
+#: feasible point (``feasibility_first=True``).
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 #: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
@@ -240,6 +241,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "slack-cei-first-slack": ("slack-cei", {"params": {"first_threshold": "slack"}}),
     "ckb-ucb-slack": ("ckb-ucb", {"params": {"slack": "auto"}}),
     "ckb-ucb-mean": ("ckb-ucb", {"params": {"dual_estimate": "mean"}}),
+    "ckb-ucb-first": ("ckb-ucb", {"params": {"feasibility_first": True}}),
     "pcei-b1-pace-all": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "all"}}),
     "pcei-b1-pace-even": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "even"}}),
 }

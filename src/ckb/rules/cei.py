@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.rules.base import Rule
+from ckb.rules.base import Flag, Real, Rule
 from ckb.violation import feasible_rows
 
 
@@ -77,3 +77,35 @@ def log_first_feasible(mu_f, sd_f, mu_g, sd_g, target: float | None = None):
     if target is None:
         return value
     return value + torch.special.log_ndtr((mu_f - target) / sd_f)
+
+
+#: the constants of :class:`FeasibilityFirst`, merged into a rule's ``constants``
+FIRST_CONSTANTS: dict[str, Any] = {
+    "feasibility_first": Flag(),
+    "first_quantile": Real(low=0.0, high=1.0, optional=True),
+}
+
+
+class FeasibilityFirst:
+    """A rule's search for a first feasible point (constants ``feasibility_first`` and
+    ``first_quantile``, :data:`FIRST_CONSTANTS`): while ``feasibility_first`` is on and no observed row
+    of constraint values is <= 0 everywhere, the decision is the argmax of :func:`log_first_feasible`
+    at the ``first_quantile`` quantile of the observed objective values (None: feasibility alone)."""
+
+    def searching_feasible(self, c_seq) -> bool:
+        """Whether this decision is in the feasibility-first phase: ``feasibility_first`` and no row of the
+        observed constraint values ``c_seq`` (n, m) is <= 0 everywhere."""
+        c = np.asarray(c_seq, dtype=float).reshape(-1, self.m)
+        return bool(self.feasibility_first) and not bool(np.any(feasible_rows(c)))
+
+    def first_target(self, y) -> float | None:
+        """The feasibility-first phase's objective target: the ``first_quantile`` quantile of the observed
+        objective values ``y`` (the models' units; None: no target)."""
+        return quantile_target(y, self.first_quantile)
+
+    @staticmethod
+    def first_score(mu_f, sd_f, mu_g, sd_g, target=None):
+        r"""The feasibility-first phase's score (torch): the log probability of feasibility, plus
+        :math:`\log\Phi((\mu_f - y_q)/\sigma_f)` for a ``target`` :math:`y_q`
+        (:func:`log_first_feasible`, pcei's first step)."""
+        return log_first_feasible(mu_f, sd_f, mu_g, sd_g, target)

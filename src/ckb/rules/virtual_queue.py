@@ -59,13 +59,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.rules.base import NONNEGATIVE, Flag, Real, Rule, Width, like, named
-from ckb.rules.cei import log_cei, log_first_feasible, quantile_target
+from ckb.rules.base import NONNEGATIVE, Real, Rule, Width, like, named
+from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst
 from ckb.rules.primal_dual import _width
-from ckb.violation import feasible_rows
 
 
-class VirtualQueueRule(Rule):
+class VirtualQueueRule(FeasibilityFirst, Rule):
     """Drift-plus-penalty with virtual queues fed by observed constraint values (module docstring)."""
 
     constants: ClassVar[dict[str, Any]] = {
@@ -75,8 +74,7 @@ class VirtualQueueRule(Rule):
         "B": NONNEGATIVE,
         "R": NONNEGATIVE,
         "alpha": Real(low=0.0, high=1.0, low_inclusive=False, high_inclusive=False),
-        "feasibility_first": Flag(),
-        "first_quantile": Real(low=0.0, high=1.0, optional=True),
+        **FIRST_CONSTANTS,
     }
     defaults: ClassVar[dict[str, Any]] = {
         "V": 1.0,
@@ -116,30 +114,6 @@ class VirtualQueueRule(Rule):
     def score(self, f_est, g_est):
         r""":math:`\hat f - \sum_j (Q_j / V)\,\hat g_j`; ``f_est`` (...,), ``g_est`` (..., m)."""
         return f_est - (g_est * like(self.Q / self.V, g_est)).sum(-1)
-
-    def searching_feasible(self, c_seq) -> bool:
-        """Whether this decision is in the feasibility-first phase: ``feasibility_first`` and no row of the
-        observed constraint values ``c_seq`` (n, m) is <= 0 everywhere."""
-        c = np.asarray(c_seq, dtype=float).reshape(-1, self.m)
-        return bool(self.feasibility_first) and not bool(np.any(feasible_rows(c)))
-
-    @staticmethod
-    def feasibility_score(mu_g, sd_g):
-        r""":math:`\sum_j \log\Phi(-\mu_{g_j}/\sigma_{g_j})` (torch): the feasibility-first phase's score
-        without an objective target (``first_quantile = None``)."""
-        return log_cei(None, None, None, mu_g, sd_g)
-
-    def first_target(self, y) -> float | None:
-        """The feasibility-first phase's objective target: the ``first_quantile`` quantile of the observed
-        objective values ``y`` (the models' units; None: no target)."""
-        return quantile_target(y, self.first_quantile)
-
-    @staticmethod
-    def first_score(mu_f, sd_f, mu_g, sd_g, target=None):
-        r"""The feasibility-first phase's score (torch): the log probability of feasibility, plus
-        :math:`\log\Phi((\mu_f - y_q)/\sigma_f)` for a ``target`` :math:`y_q`
-        (:func:`ckb.rules.cei.log_first_feasible`, pcei's first step)."""
-        return log_first_feasible(mu_f, sd_f, mu_g, sd_g, target)
 
     def internals(self) -> dict[str, float]:
         return dict(self.last)

@@ -17,6 +17,11 @@ their root mean square, threshold 0):
    posterior mean of each :math:`g_j` at :math:`x_t` instead):
    :math:`\phi_{t+1,j} = \mathrm{Proj}_{[0,\rho_j]}[\phi_{t,j} + (\bar g_{t,j}(x_t) + \varepsilon)/V]`.
 
+With ``feasibility_first=True`` (off by default), while no evaluation has satisfied every constraint
+the ask is instead the point most likely feasible and better than the ``first_quantile`` (0.5) quantile
+of the observed objective values, with no dual step (phase 0 in the internals), as ``queue-ucb`` and
+the EI-based policies search for a first feasible point.
+
 **At ask time**: steps 1-4 (the dual step needs no observation, so a batch ask(k) makes k rounds with k
 dual steps, each pick conditioning the next one's variance). **At tell time**: nothing but the data
 (the models are refitted from the stored observations at the next ask).
@@ -91,6 +96,9 @@ class PrimalDual(RuleOptimizerPolicy):
 
         rule = self.rule
         self._begin()
+        x = self._first_feasible(ctx)
+        if x is not None:  # no feasible evaluation yet: the search for one, no dual step
+            return x, {**named("dual", rule.phi), "phase": 0.0}
         bf, bg = rule.widths(ctx.models.view)
         est = self._estimator(ctx, bf, bg)
         x, _ = ctx.maximize(lambda X: rule.score(*est(X)))

@@ -139,6 +139,20 @@ class RuleOptimizerPolicy(RuleAdapter, OptimizerPolicy):
         self.rule.begin_round()
         self.t = self.rule.t
 
+    def _first_feasible(self, ctx: Decision) -> np.ndarray | None:
+        """The feasibility-first phase's point (the rule's ``first_score`` maximized at its objective
+        target, :class:`ckb.rules.cei.FeasibilityFirst`), or None when the rule is not searching."""
+        rule = self.rule
+        if not rule.searching_feasible(ctx.c):
+            return None
+        target = rule.first_target(ctx.y)
+
+        def score(X):
+            return rule.first_score(*self._split(ctx.models, X), target)
+
+        x, _ = ctx.maximize(score)
+        return x
+
     def _state(self) -> dict[str, Any]:
         state = self.rule.state_dict()
         state.pop("t")

@@ -31,14 +31,8 @@ class QueueUCB(RuleOptimizerPolicy):
         rule.queues(ctx.c)
         models = ctx.models
         bf, bg = rule.widths(models.view)
-        if rule.searching_feasible(ctx.c):
-            target = rule.first_target(ctx.y)
-
-            def score(X):
-                mu, sd = models.mean_std(X)
-                return rule.first_score(mu[..., 0], sd[..., 0], mu[..., 1:], sd[..., 1:], target)
-
-            x, _ = ctx.maximize(score)
+        x = self._first_feasible(ctx)
+        if x is not None:
             return x, {**rule.internals(), "phase": 0.0}
 
         def score(X):
