@@ -31,30 +31,28 @@ optimizer values on standardized outcomes):
   :math:`\varepsilon_t = \min(\delta/2, G/\sqrt t)` (t counted within the epoch; 002's Theorem 4 (i)
   schedule, times G to be in g's units), whose slack comes early, where the optimism of the LCB used in
   the dual step biases the dual down most. Default 0 (Algorithm 1 as written).
-- ``dual_estimate``: what the dual step reads at the played point: ``"estimate"`` (default, Algorithm 1
-  as written: the clipped exploration estimate, an LCB for GP-UCB) or ``"mean"`` (the clipped posterior
-  mean of each :math:`g_j` there, not a paper's choice). At the played point the LCB is low by
-  :math:`\beta_g\sigma_{g_j}`, and with a positive dual the score favours points where it is low, so
-  the dual lags the constraint and the running sum drifts above zero (003's slack adds a constant
-  instead, of order :math:`\delta/2`); the mean is the models' unbiased prediction. Measured with ``ckb.Optimizer``
-  on the eight constrained-benchmark problems (10 seeds, 60 evaluations; variants ``ckb-ucb``,
-  ``ckb-ucb-mean``, ``ckb-ucb-slack``): median scaled :math:`[\sum_t g]^+` on Gramacy's problem 5.9
-  against 15 (cumulative regret 1.5 against -5.8: the mixture of infeasible and feasible points
-  leans less to the infeasible side), Gardner's second 17.6 against 23.2 (2.27 against 1.27),
-  Hartmann-6 in the ball 15.4 against 20.0 (30.3 against 29.3), the welded beam 1.5e5 against 3.2e5;
-  ``slack="auto"`` (0.5 RMS units there) brings Gramacy's to 0 at a regret of 9.5. Not the default:
-  the papers' rule is the estimate's, and the mean trades regret for violation rather than winning
-  both.
-- ``feasibility_first`` (False: Algorithm 1 as written) and ``first_quantile`` (0.5): while no
-  evaluation has satisfied every constraint, play the point most likely feasible and better than that
-  quantile of the observed objective values, without a dual step (:class:`ckb.rules.cei.FeasibilityFirst`,
-  the optimizer's other policies' first step; torch only, so ``ckb.Optimizer`` only). Measured with
-  ``ckb-ucb`` at 10 seeds (variant ``ckb-ucb-first``; only runs whose design holds no feasible point
-  change, the others replay bit for bit): a feasible point on the tension/compression spring in 10 of
-  10 seeds against 2 (qLogNEI 9), Gardner 2 10 against 6, the welded beam 10 against 8; cumulative
-  regret 1.08e4 against 1.01e4 on the spring, 1.47 against 1.27 on Gardner 2, 144 against 157 on the
-  welded beam, 7.70 against 7.48 on the speed reducer, [sum g]+ within 3%. Off by default: it is not
-  Algorithm 1.
+- ``dual_estimate``: what the dual step reads at the played point: ``"estimate"`` (default, Algorithm 1 as
+  written: the clipped exploration estimate, an LCB for GP-UCB) or ``"mean"`` (the clipped posterior mean of
+  each :math:`g_j` there, not a paper's choice). At the played point the LCB is low by
+  :math:`\beta_g\sigma_{g_j}`, and with a positive dual the score favours points where it is low, so the
+  dual lags the constraint and the running sum drifts above zero (003's slack adds a constant instead, of
+  order :math:`\delta/2`); the mean is the models' unbiased prediction. Measured with ``ckb.Optimizer`` on
+  the eight constrained-benchmark problems (10 seeds, 60 evaluations; variants ``ckb-ucb``,
+  ``ckb-ucb-mean``, ``ckb-ucb-slack``): median scaled :math:`[\sum_t g]^+` on Gramacy's problem 5.9 against
+  15 (cumulative regret 1.5 against -5.8: the mixture of infeasible and feasible points leans less to the
+  infeasible side), Gardner's second 17.6 against 23.2 (2.27 against 1.27), Hartmann-6 in the ball 15.4
+  against 20.0 (30.3 against 29.3), the welded beam 1.5e5 against 3.2e5; ``slack="auto"`` (0.5 RMS units
+  there) brings Gramacy's to 0 at a regret of 9.5. Not the default: the papers' rule is the estimate's, and
+  the mean trades regret for violation rather than winning both.
+- ``feasibility_first`` (False: Algorithm 1 as written) and ``first_quantile`` (0.5): while no evaluation
+  has satisfied every constraint, play the point most likely feasible and better than that quantile of the
+  observed objective values, without a dual step (:class:`ckb.rules.cei.FeasibilityFirst`, the optimizer's
+  other policies' first step; torch only, so ``ckb.Optimizer`` only). Measured with ``ckb-ucb`` at 10 seeds
+  (variant ``ckb-ucb-first``; only runs whose design holds no feasible point change, the others replay bit
+  for bit): a feasible point on the tension/compression spring in 10 of 10 seeds against 2 (qLogNEI 9),
+  Gardner 2 10 against 6, the welded beam 10 against 8; cumulative regret 1.08e4 against 1.01e4 on the
+  spring, 1.47 against 1.27 on Gardner 2, 144 against 157 on the welded beam, 7.70 against 7.48 on the speed
+  reducer, [sum g]+ within 3%. Off by default: it is not Algorithm 1.
 - ``anytime`` (Remark 2, doubling trick): epochs of lengths 1, 2, 4, ...; at each epoch's start the
   duals are reset to 0 and V (and the ``"auto"`` slack) recomputed for the epoch's length;
   :meth:`PrimalDualRule.begin_round` says when an epoch starts (the harness may restart its GPs).
