@@ -12,6 +12,7 @@ from ckb.errors import InvalidInputError, UnknownNameError
 from ckb.optimizer.acquisition import Maximizer
 from ckb.optimizer.models import _View
 from ckb.optimizer.policies import OPTIMIZER_POLICIES, Decision
+from ckb.rules import PrimalDualRule
 from ckb.studies import dumps, loads
 
 GRID = np.array([[0.0], [0.25], [0.5], [0.75], [1.0]])  # 1-D candidates in the unit interval
@@ -73,10 +74,12 @@ def test_ckb_ucb_dual_step_on_the_posterior_mean():
 
 
 def test_ckb_ucb_feasibility_first_until_a_feasible_evaluation():
-    """``feasibility_first=True``: with no feasible evaluation, the argmax of log P(g <= 0) + log P(f >= the
-    median observed objective), no dual step; once a row is feasible, Algorithm 1's decision."""
-    assert not make("ckb-ucb").rule.feasibility_first  # Algorithm 1 as written by default
-    p = make("ckb-ucb", feasibility_first=True)
+    """``feasibility_first`` (the optimizer's default): with no feasible evaluation, the argmax of
+    log P(g <= 0) + log P(f >= the median observed objective), no dual step; once a row is feasible,
+    Algorithm 1's decision. The rule's own default is Algorithm 1 as written."""
+    assert not PrimalDualRule.defaults["feasibility_first"]
+    p = make("ckb-ucb")
+    assert p.rule.feasibility_first
     y, c = np.array([0.0, 0.5]), np.array([[1.0], [2.0]])  # nothing feasible; median objective 0.25
     x, info = decide(p, LINEAR, y=y, c=c)
     g = GRID[:, 0]  # f ~ N(x, 0.5^2), g ~ N(x - 0.5, 0.1^2)
@@ -85,6 +88,54 @@ def test_ckb_ucb_feasibility_first_until_a_feasible_evaluation():
     assert info["phase"] == 0.0 and p.phi == pytest.approx([0.0]) and p.t == 1
     x, info = decide(p, LINEAR, y=y, c=np.array([[1.0], [-0.1]]))  # a feasible row: the dual steps
     assert x.tolist() == [1.0] and "phase" not in info and p.phi == pytest.approx([0.3])
+
+
+@pytest.mark.parametrize("name", ["ckb-ucb", "ckb-ts", "ckb-rand"])
+def test_each_ckb_strategy_searches_for_a_first_feasible_point(name):
+    """The search is the same for the three strategies (no estimate is drawn, no dual step); ckb-rand
+    raised AttributeError here when its info read a draw the search never made."""
+    models = StubModels(LINEAR.mean, LINEAR.std, lambda X: torch.cat([X, X - 0.5], -1))
+    p = make(name)
+    x, info = decide(p, models, y=np.array([0.0, 0.5]), c=np.array([[1.0], [2.0]]))
+    assert x.tolist() == [0.25] and info["phase"] == 0.0 and "z" not in info and p.phi == [0.0]
+    x, info = decide(p, models, y=np.array([0.0, 0.5]), c=np.array([[1.0], [-0.1]]))
+    assert "phase" not in info and (name != "ckb-rand" or "z" in info)
+
+
+@pytest.mark.parametrize("name", ["rpol-ucb", "config"])
+def test_rpol_and_config_search_for_a_first_feasible_point_by_default(name):
+    """With no feasible evaluation, the argmax of log P(g <= 0) + log P(f >= the median observed
+    objective) (0.25 on the grid, as for ckb-ucb above), phase 0; once a row is feasible, or with
+    ``feasibility_first=False``, the paper's rule: CONFIG the UCB x + 1 over the optimistically feasible
+    LCB x - 0.7 <= 0 (x = 0.5), RPOL x + 1 - Q [x - 0.7]+ with Q = 1 (0.75 and 1 tie at 1.7)."""
+    y, infeasible, feasible = np.array([0.0, 0.5]), np.array([[1.0], [2.0]]), np.array([[1.0], [-0.1]])
+    p = make(name)
+    x, info = decide(p, LINEAR, y=y, c=infeasible)
+    assert x.tolist() == [0.25] and info["phase"] == 0.0 and p.t == 1
+    paper = decide(make(name, feasibility_first=False), LINEAR, y=y, c=infeasible)[0].tolist()
+    x, info = decide(p, LINEAR, y=y, c=feasible)
+    assert x.tolist() == paper and "phase" not in info
+    assert paper == [0.5] if name == "config" else paper[0] in (0.75, 1.0)
+    if name == "rpol-ucb":  # Q sums the observed costs through the search too
+        p = make(name)
+        decide(p, LINEAR, y=y, c=infeasible)
+        p.observe(0.0, np.array([0.7]))
+        assert p.rule.Q == pytest.approx([1.7])
+
+
+@pytest.mark.parametrize("name", ["ckb-ucb", "ckb-ts", "ckb-rand"])
+def test_ckb_without_feasibility_first_is_algorithm_1_with_nothing_feasible(name):
+    """``feasibility_first=False``: no feasible evaluation yet, and still Algorithm 1's decision and dual
+    step (the same as after a feasible row), for each exploration strategy."""
+    y = np.array([0.0, 0.5])
+    models = StubModels(LINEAR.mean, LINEAR.std, lambda X: torch.cat([X, X - 0.5], -1))
+    runs = []
+    for c in (np.array([[1.0], [2.0]]), np.array([[1.0], [-0.1]])):
+        p = make(name, feasibility_first=False)
+        x, info = decide(p, models, y=y, c=c)
+        assert "phase" not in info
+        runs.append((x.tolist(), p.phi.tolist()))
+    assert runs[0] == runs[1] and runs[0][1] != [0.0]
 
 
 def test_ckb_clips_estimates_at_B_and_G():

@@ -198,8 +198,12 @@ def ckb_policies() -> list[str]:
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
 #: ``ckb-ucb-slack``: CKB-UCB with 003's slack for zero violation (``slack="auto"``);
 #: ``ckb-ucb-mean``: CKB-UCB whose dual steps with the posterior mean of g at the played point
-#: (``dual_estimate="mean"``) instead of its LCB; ``ckb-ucb-first``: CKB-UCB with a search for a first
-#: feasible point (``feasibility_first=True``).
+#: (``dual_estimate="mean"``) instead of its LCB (both with the default search for a first feasible
+#: point); ``ckb-ucb-first``: CKB-UCB with that search stated (``feasibility_first=True``, measured as an
+#: option before it became the optimizer's default, the same decisions as ``ckb-ucb`` since then);
+#: ``ckb-ucb-no-first``, ``ckb-ts-no-first``, ``ckb-rand-no-first``: without it, Zhou & Ji's Algorithm 1
+#: as written (the optimizer's CKB policies before this default; they replay those records);
+#: ``rpol-ucb-no-first``, ``config-no-first``: RPOL and CONFIG without it, as their papers state them.
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 #: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
@@ -242,6 +246,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "ckb-ucb-slack": ("ckb-ucb", {"params": {"slack": "auto"}}),
     "ckb-ucb-mean": ("ckb-ucb", {"params": {"dual_estimate": "mean"}}),
     "ckb-ucb-first": ("ckb-ucb", {"params": {"feasibility_first": True}}),
+    "ckb-ucb-no-first": ("ckb-ucb", {"params": {"feasibility_first": False}}),
+    "ckb-ts-no-first": ("ckb-ts", {"params": {"feasibility_first": False}}),
+    "ckb-rand-no-first": ("ckb-rand", {"params": {"feasibility_first": False}}),
+    "rpol-ucb-no-first": ("rpol-ucb", {"params": {"feasibility_first": False}}),
+    "config-no-first": ("config", {"params": {"feasibility_first": False}}),
     "pcei-b1-pace-all": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "all"}}),
     "pcei-b1-pace-even": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "even"}}),
 }

@@ -32,6 +32,13 @@ feasible the original declares the problem infeasible; a sequential loop must st
 recorded as ``fallback``). Both cases are one score, :math:`\hat f_t` where :math:`\max_j \check g_{t,j} \le 0`
 and :math:`M - \max_j \check g_{t,j}` elsewhere with :math:`M = -10^6` below any feasible value, whose
 argmax is exactly this rule (over a finite set; on a box, the maximizer sees one piecewise-smooth score).
+
+**Feasibility first** (``feasibility_first``, off in these rules' defaults, as the papers have none;
+``ckb.Optimizer``'s ``rpol-ucb`` and ``config`` turn it on; ``first_quantile`` 0.5): while no
+evaluation has satisfied every constraint, the decision is instead the point most likely feasible and
+better than that quantile of the observed objective values (:class:`ckb.rules.cei.FeasibilityFirst`,
+torch only, so ``ckb.Optimizer`` only). It changes the decision only: RPOL's Q keeps its floor and its
+sum of observed costs through the search, since those costs are spent.
 """
 
 from __future__ import annotations
@@ -42,14 +49,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import NONNEGATIVE, Real, Rule, Width, like, named, positive_part, where
+from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst
 from ckb.rules.primal_dual import _width
 
 #: CONFIG's score on the optimistically infeasible region lies below this
 CONFIG_FLOOR = -1.0e6
 
 
-class OptimisticRule(Rule):
-    """UCB of f and LCBs of the constraints with settable widths (shared by RPOL and CONFIG)."""
+class OptimisticRule(FeasibilityFirst, Rule):
+    """UCB of f and LCBs of the constraints with settable widths (shared by RPOL and CONFIG), and the
+    optional search for a first feasible point."""
 
     constants: ClassVar[dict[str, Any]] = {
         "B_f": NONNEGATIVE,
@@ -62,8 +71,16 @@ class OptimisticRule(Rule):
         "beta": Width(),
         "beta_g": Width(),
         "beta_scale": NONNEGATIVE,
+        **FIRST_CONSTANTS,
     }
-    defaults: ClassVar[dict[str, Any]] = {"p": 0.05, "beta": "theory", "beta_g": None, "beta_scale": 1.0}
+    defaults: ClassVar[dict[str, Any]] = {
+        "p": 0.05,
+        "beta": "theory",
+        "beta_g": None,
+        "beta_scale": 1.0,
+        "feasibility_first": False,
+        "first_quantile": 0.5,
+    }
 
     def setup(self) -> None:
         # ln(2/p) in the widths = TheoryBeta's ln(1/alpha) with alpha = p/2

@@ -52,7 +52,9 @@ optimizer values on standardized outcomes):
   for bit): a feasible point on the tension/compression spring in 10 of 10 seeds against 2 (qLogNEI 9),
   Gardner 2 10 against 6, the welded beam 10 against 8; cumulative regret 1.08e4 against 1.01e4 on the
   spring, 1.47 against 1.27 on Gardner 2, 144 against 157 on the welded beam, 7.70 against 7.48 on the speed
-  reducer, [sum g]+ within 3%. Off by default: it is not Algorithm 1.
+  reducer, [sum g]+ within 3%. Off in the rule's defaults (it is not Algorithm 1); on in
+  ``ckb.Optimizer``'s CKB policies (:mod:`ckb.optimizer.policies._primal_dual`), off there with
+  ``feasibility_first=False`` (variant ``ckb-ucb-no-first``).
 - ``anytime`` (Remark 2, doubling trick): epochs of lengths 1, 2, 4, ...; at each epoch's start the
   duals are reset to 0 and V (and the ``"auto"`` slack) recomputed for the epoch's length;
   :meth:`PrimalDualRule.begin_round` says when an epoch starts (the harness may restart its GPs).

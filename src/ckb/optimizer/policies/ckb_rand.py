@@ -42,6 +42,8 @@ class CKBRand(PrimalDual):
         return est
 
     def decide(self, ctx):
+        self._z = None  # no draw in the search for a first feasible point
         x, info = super().decide(ctx)
-        info.update({"z": float(self._z[0]), **named("z_g", self._z[1])})
+        if self._z is not None:
+            info.update({"z": float(self._z[0]), **named("z_g", self._z[1])})
         return x, info
