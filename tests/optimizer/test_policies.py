@@ -235,6 +235,21 @@ def test_penalty_noisy_epochs_and_multiplier_update():
     assert make("penalty-noisy", horizon=54).S == 8  # ceil(sqrt(54))
 
 
+def test_penalty_noisy_searches_for_a_first_feasible_point_by_default():
+    """With no feasible row it models f and each g (not the penalized objective) and asks the argmax of
+    log P(g <= 0) + log P(f >= the median objective) (0.25, as for ckb-ucb); the epoch loop still counts
+    the observed costs. With a feasible row, or ``feasibility_first=False``, Algorithm 3's target."""
+    y, infeasible, feasible = np.array([0.0, 0.5]), np.array([[1.0], [2.0]]), np.array([[1.0], [-0.1]])
+    p = make("penalty-noisy", S=2)
+    assert list(p.targets(y, infeasible)) == ["f", "g0"] and list(p.targets(y, feasible)) == ["pen"]
+    assert list(make("penalty-noisy", feasibility_first=False).targets(y, infeasible)) == ["pen"]
+    x, info = decide(p, LINEAR, y=y, c=infeasible)
+    assert x.tolist() == [0.25] and info["phase"] == 0.0 and p.t == 1
+    p.observe(0.0, np.array([1.0]))
+    p.observe(0.0, np.array([0.6]))  # the first epoch closes during the search: kappa = 0.5 * 0.8
+    assert p.kappa == pytest.approx([0.4]) and p.epoch == 2
+
+
 def test_penalty_noisy_plays_the_ucb_of_the_penalized_model():
     models = StubModels(lambda X: (X - 0.6) ** 2 * -4, lambda X: 0.5 * (1 - X))
     x, info = decide(make("penalty-noisy", beta=1.0), models)

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import NONNEGATIVE, POSITIVE, PROBABILITY, Choice, Int, Real, Rule, Width, named
+from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst
 from ckb.rules.primal_dual import _width
 
 
@@ -52,8 +53,13 @@ def psi(x: np.ndarray, kind: str = "exp", c: float = 1.0, n: float = 2.0) -> np.
     return np.exp(log_psi(x, kind, c, n))
 
 
-class EpochPenaltyRule(Rule):
-    """The shared epoch loop (module docstring); subclasses set the multipliers' start, penalty and update."""
+class EpochPenaltyRule(FeasibilityFirst, Rule):
+    """The shared epoch loop (module docstring); subclasses set the multipliers' start, penalty and update.
+    ``feasibility_first`` (off: the papers' algorithms have none; ``ckb.Optimizer``'s ``penalty-noisy``
+    turns it on) and ``first_quantile`` (0.5): while no evaluation has satisfied every constraint, the
+    decision is the point most likely feasible and better than that quantile of the observed objective
+    values, from models of the objective and each constraint (:class:`ckb.rules.cei.FeasibilityFirst`;
+    torch only). The epoch loop goes on through the search: its observed costs are spent."""
 
     needs_horizon = True
     #: confidence split: delta / (split * L)
@@ -65,8 +71,15 @@ class EpochPenaltyRule(Rule):
         "alpha": PROBABILITY,
         "beta": Width(),
         "beta_scale": NONNEGATIVE,
+        **FIRST_CONSTANTS,
     }
-    defaults: ClassVar[dict[str, Any]] = {"alpha": 0.05, "beta": "theory", "beta_scale": 1.0}
+    defaults: ClassVar[dict[str, Any]] = {
+        "alpha": 0.05,
+        "beta": "theory",
+        "beta_scale": 1.0,
+        "feasibility_first": False,
+        "first_quantile": 0.5,
+    }
     state_keys = ("kappa", "log_kappa", "epoch", "in_epoch", "epoch_sum", "asked")
 
     def setup(self) -> None:
@@ -109,10 +122,12 @@ class EpochPenaltyRule(Rule):
         return np.asarray(y, dtype=float).reshape(-1) - self.penalty(c)
 
     def begin_round(self, model_of) -> float:
-        """Round t += 1 and its UCB width (``model_of("pen")``: the penalized objective's model)."""
+        """Round t += 1 and its UCB width (``model_of("pen")``: the penalized objective's model; None in
+        the search for a first feasible point, which models no penalized objective: width NaN)."""
         self.t += 1
         self.asked = [float(self.epoch), *self.kappa.tolist()]
-        self.width = _width(self.beta_schedule, self.t, model_of, "pen")
+        nan = float("nan")
+        self.width = nan if model_of is None else _width(self.beta_schedule, self.t, model_of, "pen")
         return self.width
 
     def observe(self, c) -> bool:
