@@ -103,13 +103,14 @@ def test_each_ckb_strategy_searches_for_a_first_feasible_point(name):
 
 
 @pytest.mark.parametrize("name", ["rpol-ucb", "config"])
-def test_rpol_and_config_search_for_a_first_feasible_point_by_default(name):
-    """With no feasible evaluation, the argmax of log P(g <= 0) + log P(f >= the median observed
-    objective) (0.25 on the grid, as for ckb-ucb above), phase 0; once a row is feasible, or with
+def test_rpol_and_config_search_for_a_first_feasible_point(name):
+    """With the search (rpol-ucb's default, CONFIG's option) and no feasible evaluation, the argmax of
+    log P(g <= 0) + log P(f >= the median observed objective) (0.25 on the grid, as for ckb-ucb), phase 0; once a row is feasible, or with
     ``feasibility_first=False``, the paper's rule: CONFIG the UCB x + 1 over the optimistically feasible
     LCB x - 0.7 <= 0 (x = 0.5), RPOL x + 1 - Q [x - 0.7]+ with Q = 1 (0.75 and 1 tie at 1.7)."""
     y, infeasible, feasible = np.array([0.0, 0.5]), np.array([[1.0], [2.0]]), np.array([[1.0], [-0.1]])
-    p = make(name)
+    assert make(name).rule.feasibility_first == (name == "rpol-ucb")  # CONFIG's fallback searches already
+    p = make(name, feasibility_first=True)
     x, info = decide(p, LINEAR, y=y, c=infeasible)
     assert x.tolist() == [0.25] and info["phase"] == 0.0 and p.t == 1
     paper = decide(make(name, feasibility_first=False), LINEAR, y=y, c=infeasible)[0].tolist()

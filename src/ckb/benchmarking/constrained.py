@@ -203,8 +203,8 @@ def ckb_policies() -> list[str]:
 #: option before it became the optimizer's default, the same decisions as ``ckb-ucb`` since then);
 #: ``ckb-ucb-no-first``, ``ckb-ts-no-first``, ``ckb-rand-no-first``: without it, Zhou & Ji's Algorithm 1
 #: as written (the optimizer's CKB policies before this default; they replay those records);
-#: ``rpol-ucb-no-first``, ``config-no-first``, ``penalty-noisy-no-first``: RPOL, CONFIG and Shi &
-#: Eryilmaz's Algorithm 3 without it, as their papers state them.
+#: ``rpol-ucb-no-first``, ``penalty-noisy-no-first``: RPOL and Shi & Eryilmaz's Algorithm 3 without
+#: it, as their papers state them; ``config-first``: CONFIG with it (off by default there).
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 #: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
@@ -251,7 +251,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "ckb-ts-no-first": ("ckb-ts", {"params": {"feasibility_first": False}}),
     "ckb-rand-no-first": ("ckb-rand", {"params": {"feasibility_first": False}}),
     "rpol-ucb-no-first": ("rpol-ucb", {"params": {"feasibility_first": False}}),
-    "config-no-first": ("config", {"params": {"feasibility_first": False}}),
+    "config-first": ("config", {"params": {"feasibility_first": True}}),
     "penalty-noisy-no-first": ("penalty-noisy", {"params": {"feasibility_first": False}}),
     "pcei-b1-pace-all": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "all"}}),
     "pcei-b1-pace-even": ("pcei", {"budget_in_scales": 1.0, "params": {"budget_pace": "even"}}),

@@ -34,7 +34,7 @@ and :math:`M - \max_j \check g_{t,j}` elsewhere with :math:`M = -10^6` below any
 argmax is exactly this rule (over a finite set; on a box, the maximizer sees one piecewise-smooth score).
 
 **Feasibility first** (``feasibility_first``, off in these rules' defaults, as the papers have none;
-``ckb.Optimizer``'s ``rpol-ucb`` and ``config`` turn it on; ``first_quantile`` 0.5): while no
+``ckb.Optimizer``'s ``rpol-ucb`` turns it on; ``first_quantile`` 0.5): while no
 evaluation has satisfied every constraint, the decision is instead the point most likely feasible and
 better than that quantile of the observed objective values (:class:`ckb.rules.cei.FeasibilityFirst`,
 torch only, so ``ckb.Optimizer`` only). It changes the decision only: RPOL's Q keeps its floor and its
