@@ -29,6 +29,11 @@ with the search 10 of 10; ``docs/results-constrained-benchmark.md``). A run whos
 holds a feasible point never enters the search, so its decisions are Algorithm 1's.
 ``feasibility_first=False`` gives the rule exactly as written.
 
+**Repeated points, on purpose**: the argmax of step 3 is often a point already evaluated (Algorithm 1
+keeps the running sum of the constraints near zero by mixing the two ends of a trade-off, e.g. the
+infeasible unconstrained optimum and a feasible point, and plays each again as the duals swing);
+``ckb.Optimizer(exact=True)`` excludes evaluated points from the maximization for exact evaluations.
+
 **At ask time**: steps 1-4 (the dual step needs no observation, so a batch ask(k) makes k rounds with k
 dual steps, each pick conditioning the next one's variance). **At tell time**: nothing but the data
 (the models are refitted from the stored observations at the next ask).
