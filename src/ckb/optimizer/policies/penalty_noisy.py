@@ -19,7 +19,7 @@ objective and each constraint instead of the penalized objective and asks the po
 and better than the ``first_quantile`` (0.5) quantile of the observed objective values (phase 0 in the
 trial's info), as the optimizer's other policies do; the epochs and multipliers go on counting the
 observed constraint values meanwhile. Without it Algorithm 3 evaluated no feasible point on Gardner's
-second problem and the tension/compression spring in any of 4 and 3 seeds at 60 evaluations.
+second problem and the tension/compression spring in any of 5 seeds (0-4) at 60 evaluations.
 
 Defaults on standardized outcomes: ``beta`` = 2.0 (``"theory"``: IGP-UCB's
 :math:`B + R_l\sqrt{2(\hat\gamma + 1 + \ln(2L/\alpha))}` with :math:`R_l = \sqrt{1 + \|\kappa^l\|^2} R`,
