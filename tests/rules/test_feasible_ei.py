@@ -293,3 +293,66 @@ def test_pcei_under_a_budget_evaluates_inside_the_trust_region_of_its_feasible_p
             inside.append(np.abs(feasible - x).max(axis=1).min())
         opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
     assert len(inside) >= 5 and max(inside) <= 0.1 + 1e-9
+
+
+def test_the_last_asks_refine_near_the_incumbent_without_a_budget_and_within_their_radius():
+    rule = PessimisticCEIRule(1, 10, refine_radius=0.2, refine_last=0.25)  # the last ceil(2.5) = 3 asks
+    X, centre = np.array([[0.5, 0.5], [0.65, 0.4], [0.9, 0.5]]), np.array([[0.5, 0.45]])
+    # L-inf distances 0.05, 0.15, 0.4 -> beyond the refine radius 0.2: 0, 0, 0.2 (the budget's 0.1: 0, 0.05, 0.3)
+    np.testing.assert_allclose(rule.region_excess(X, centre, 0.2), [0.0, 0.0, 0.2], atol=1e-15)
+    np.testing.assert_allclose(rule.region_excess(T(X), centre).numpy(), [0.0, 0.05, 0.3], atol=1e-15)
+    assert [rule.refines(left) for left in (9, 3, 2, 1)] == [False, False, True, True]
+    rule.t = 8  # unknown asks left (0): the horizon minus the rounds so far, 10 - 8 + 1 = 3
+    assert rule.refines(0)
+    rule.set_budgeted(True, 1)
+    assert not rule.refines(1)  # a budget has its own trust region around every feasible point
+    rule.set_budgeted(False, 1)
+    assert not PessimisticCEIRule(1, 10, refine_radius=None).refines(1)
+    assert not PessimisticCEIRule(1, 10, leap_radius=0.1).refines(1)  # leaps leave the region instead
+    assert not PessimisticCEIRule(1, 10, refine_last=0.0).refines(0)
+    endgame = PessimisticCEIRule(1, 10, refine_radius=0.1, refine_last=None)  # every endgame ask instead
+    assert not endgame.refines(1)
+    endgame.endgame = True
+    assert endgame.refines(9)
+    # near the incumbent the width is the endgame's, before the endgame too
+    assert rule.width == 0.0 and not rule.endgame
+    rule.local = True
+    assert rule.width == 1.0
+    rule.record(0.0, 0.5, None)
+    assert rule.internals()["local"] == 1.0 and rule.internals()["phase"] == 1.0
+
+
+@pytest.mark.parametrize("radius", [0.1, None])
+def test_pcei_refines_near_its_incumbent_in_its_last_asks(radius):
+    """min (x0 - 0.9)^2 + (x1 - 0.9)^2 s.t. x0 + x1 <= 1, 20 evaluations (6 of them the design): with
+    ``refine_radius`` the asks the models admit near the incumbent (``local`` 1) are among the last
+    ``refine_last`` = 0.5 of the 14 asks and within the radius of the best feasible point evaluated before
+    them; without it, no ask is local."""
+    import ckb
+
+    opt = ckb.Optimizer(
+        [0, 0],
+        [1, 1],
+        m=1,
+        policy="pcei",
+        budget=20,
+        minimize=True,
+        seed=1,
+        refine_radius=radius,
+        refine_last=0.5,
+    )
+    local = []
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        h = opt.history()[-1]
+        if h["info"].get("local") == 1.0:
+            done = [t for t in opt.history() if t["state"] == "complete" and t["constraints"][0] <= 0.0]
+            best = min(done, key=lambda t: t["objective"])["x"]
+            local.append((len(opt.history()), np.abs(np.asarray(best) - x).max()))
+        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+    if radius is None:
+        assert local == []
+    else:
+        assert len(local) >= 4 and min(n for n, _ in local) > 6 + 7
+        assert max(d for _, d in local) <= radius + 1e-9
+        assert opt.best_feasible()["objective"] < 0.32 + 0.005  # f* = 0.32

@@ -205,6 +205,9 @@ def ckb_policies() -> list[str]:
 #: as written (the optimizer's CKB policies before this default; they replay those records);
 #: ``rpol-ucb-no-first``, ``penalty-noisy-no-first``: RPOL and Shi & Eryilmaz's Algorithm 3 without
 #: it, as their papers state them; ``config-first``: CONFIG with it (off by default there).
+#: ``pcei-refine``: the last fifth of the asks search the box of radius 0.1 around the incumbent
+#: first (``refine_radius=0.1``, off by default); ``pcei-refine-endgame``: every endgame ask does
+#: (``refine_last=None``).
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 #: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
@@ -228,6 +231,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         {"budget_in_scales": 5.0, "params": {"outcome_transform": "bilog-constraints"}},
     ),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
+    "pcei-refine": ("pcei", {"params": {"refine_radius": 0.1}}),
+    "pcei-refine-endgame": ("pcei", {"params": {"refine_radius": 0.1, "refine_last": None}}),
     "pcei-pof-first": ("pcei", {"params": {"first_quantile": None}}),
     "pcei-exact": ("pcei", {"params": {"exact": True}}),
     "pcei-bilog-constraints-exact": (

@@ -14,9 +14,10 @@ a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points withi
 "half" (one ask may spend at most half of what is left of the budget); ``leap_radius`` = None
 (a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
-:mod:`ckb.rules.feasible_ei`); ``first_quantile`` = 0.5 (before any feasible observation, the point
-most likely feasible *and* better than that quantile of the observed objective values; None: the
-probability of feasibility alone).
+:mod:`ckb.rules.feasible_ei`); ``refine_radius`` = None (a radius r makes the last ``refine_last`` =
+0.2 of the asks search the box of that radius around the incumbent first: finer final designs);
+``first_quantile`` = 0.5 (before any feasible observation, the point most likely feasible *and* better
+than that quantile of the observed objective values; None: the probability of feasibility alone).
 """
 
 from __future__ import annotations
@@ -55,9 +56,16 @@ class PessimisticCEI(RuleOptimizerPolicy):
         best = rule.incumbent(ctx.y, ctx.c)
         allowance, tau = self._allowance(ctx)
         rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
-        safe = self._feasible_points(ctx) if best is not None and rule.trust_region else None
-        x = self._argmax(ctx, best, tau, safe)
-        excess = self._excess(ctx.models, x, tau, safe)
+        safe = (self._feasible_points(ctx), None) if best is not None and rule.trust_region else None
+        rule.leapt, rule.local = False, best is not None and rule.refines(ctx.rounds_left)
+        if rule.local:  # the last asks search near the incumbent first
+            near = (self._incumbent_point(ctx, best), rule.refine_radius)
+            x = self._argmax(ctx, best, tau, near)
+            excess = self._excess(ctx.models, x, tau, near)
+            rule.local = excess <= 0.0
+        if not rule.local:  # nothing admissible near it (or no refinement): the whole admissible set
+            x = self._argmax(ctx, best, tau, safe)
+            excess = self._excess(ctx.models, x, tau, safe)
         relaxed = None if best is None else self._relaxed(tau)
         if relaxed is not None and excess > 0.0:
             tau = relaxed  # nothing admissible at the first threshold: the relaxed one
@@ -73,9 +81,18 @@ class PessimisticCEI(RuleOptimizerPolicy):
         X = np.asarray(ctx.models.X)[: len(ctx.y)]
         return X[feasible_rows(ctx.c)]
 
-    def _argmax(self, ctx, best: float | None, tau, safe=None) -> np.ndarray:
+    @staticmethod
+    def _incumbent_point(ctx, best: float) -> np.ndarray:
+        """The incumbent (unit cube, (1, d)): the first evaluated point whose observed constraints are all
+        <= 0 and whose objective is ``best``, the best such (policy units, maximization sense)."""
+        X = np.asarray(ctx.models.X)[: len(ctx.y)]
+        y = np.where(feasible_rows(ctx.c), np.asarray(ctx.y, dtype=float), -np.inf)
+        return X[[int(np.argmax(y))]]
+
+    def _argmax(self, ctx, best: float | None, tau, region=None) -> np.ndarray:
         """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now);
-        ``safe``: the trust region's centres (None: no trust region)."""
+        ``region``: ``(centres, radius)`` of a trust region (:meth:`~PessimisticCEIRule.region_excess`;
+        radius None: ``budget_radius``), None: none."""
         rule, models = self.rule, ctx.models
 
         zero = rule.zero_prior
@@ -84,13 +101,15 @@ class PessimisticCEI(RuleOptimizerPolicy):
         def score(X):
             mu, sd = models.mean_std(X)
             mu0 = models.mean_std(X, zero_prior_mean=True)[0][..., 1:] if zero else None
-            region = None if safe is None else rule.region_excess(X, safe)
-            return rule.score(
-                mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, region, target
-            )
+            out = None if region is None else rule.region_excess(X, *region)
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, out, target)
 
         x, _ = ctx.maximize(score)
-        if best is not None and not rule.endgame and rule.check_endgame(self._log_ei(models, x, best)):
+        if (
+            best is not None
+            and not (rule.endgame or rule.local)
+            and rule.check_endgame(self._log_ei(models, x, best))
+        ):
             x, _ = ctx.maximize(score)  # the endgame starts now: this point already under its width
         rule.leapt = False
         if best is not None and rule.leaps and self._log_ei(models, x, best) < np.log(rule.endgame_ei):
@@ -121,14 +140,14 @@ class PessimisticCEI(RuleOptimizerPolicy):
         left = self.rule.paced(ctx.violation_left, ctx.rounds_left)
         return left, _thresholds(left, ctx.c_to_raw, self.m)
 
-    def _excess(self, models, x: np.ndarray, tau, safe=None) -> float:
+    def _excess(self, models, x: np.ndarray, tau, region=None) -> float:
         import torch
 
         with torch.no_grad():
             X = torch.as_tensor(x[None, :])
             mu, sd = models.mean_std(X, zero_prior_mean=True) if self.rule.zero_prior else models.mean_std(X)
-            region = None if safe is None else self.rule.region_excess(X, safe)
-            return float(self.rule.excess(mu[..., 1:], sd[..., 1:], tau, region).reshape(-1)[0])
+            out = None if region is None else self.rule.region_excess(X, *region)
+            return float(self.rule.excess(mu[..., 1:], sd[..., 1:], tau, out).reshape(-1)[0])
 
     @staticmethod
     def _log_ei(models, x: np.ndarray, best: float) -> float:
