@@ -57,9 +57,9 @@ class PessimisticCEI(RuleOptimizerPolicy):
         allowance, tau = self._allowance(ctx)
         rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
         safe = (self._feasible_points(ctx), None) if best is not None and rule.trust_region else None
-        rule.leapt, rule.local = False, best is not None and rule.refines(ctx.rounds_left)
+        rule.local = best is not None and rule.refines(ctx.rounds_left)
         if rule.local:  # the last asks search near the incumbent first
-            near = (self._incumbent_point(ctx, best), rule.refine_radius)
+            near = (self._incumbent_point(ctx), rule.refine_radius)
             x = self._argmax(ctx, best, tau, near)
             excess = self._excess(ctx.models, x, tau, near)
             rule.local = excess <= 0.0
@@ -81,13 +81,12 @@ class PessimisticCEI(RuleOptimizerPolicy):
         X = np.asarray(ctx.models.X)[: len(ctx.y)]
         return X[feasible_rows(ctx.c)]
 
-    @staticmethod
-    def _incumbent_point(ctx, best: float) -> np.ndarray:
-        """The incumbent (unit cube, (1, d)): the first evaluated point whose observed constraints are all
-        <= 0 and whose objective is ``best``, the best such (policy units, maximization sense)."""
-        X = np.asarray(ctx.models.X)[: len(ctx.y)]
-        y = np.where(feasible_rows(ctx.c), np.asarray(ctx.y, dtype=float), -np.inf)
-        return X[[int(np.argmax(y))]]
+    @classmethod
+    def _incumbent_point(cls, ctx) -> np.ndarray:
+        """The incumbent (unit cube, (1, d)): of the evaluated feasible points (:meth:`_feasible_points`),
+        the first with the best observed objective (policy units, maximization sense)."""
+        y = np.asarray(ctx.y, dtype=float)[feasible_rows(ctx.c)]
+        return cls._feasible_points(ctx)[[int(np.argmax(y))]]
 
     def _argmax(self, ctx, best: float | None, tau, region=None) -> np.ndarray:
         """The rule's argmax at threshold ``tau`` (again under the endgame's width if it starts now);
