@@ -309,7 +309,7 @@ def test_the_last_asks_refine_near_the_incumbent_without_a_budget_and_within_the
     rule.set_budgeted(False, 1)
     assert not PessimisticCEIRule(1, 10, refine_radius=None).refines(1)
     assert not PessimisticCEIRule(1, 10, leap_radius=0.1).refines(1)  # leaps leave the region instead
-    assert not PessimisticCEIRule(1, 10, refine_last=0.0).refines(0)
+    assert not PessimisticCEIRule(1, 10, refine_radius=0.2, refine_last=0.0).refines(0)
     endgame = PessimisticCEIRule(1, 10, refine_radius=0.1, refine_last=None)  # every endgame ask instead
     assert not endgame.refines(1)
     endgame.endgame = True
@@ -320,6 +320,24 @@ def test_the_last_asks_refine_near_the_incumbent_without_a_budget_and_within_the
     assert rule.width == 1.0
     rule.record(0.0, 0.5, None)
     assert rule.internals()["local"] == 1.0 and rule.internals()["phase"] == 1.0
+
+
+def test_by_default_every_endgame_ask_refines_within_a_tenth_of_the_box():
+    """The defaults: radius 0.1, every endgame ask (``refine_last`` None), and not before the endgame,
+    under a budget or with leaps; ``refine_radius=None`` turns it off (the rule before this default)."""
+    rule = PessimisticCEIRule(1, 10)
+    assert (rule.refine_radius, rule.refine_last) == (0.1, None)
+    assert not rule.refines(5)  # the exploration phase: no refinement yet
+    rule.endgame = True
+    assert rule.refines(5) and rule.refines(0)
+    rule.set_budgeted(True, 5)
+    assert not rule.refines(5)
+    off = PessimisticCEIRule(1, 10, refine_radius=None)
+    off.endgame = True
+    assert not off.refines(5)
+    leaps = PessimisticCEIRule(1, 10, leap_radius=0.1)
+    leaps.endgame = True
+    assert not leaps.refines(5)
 
 
 @pytest.mark.parametrize("radius", [0.1, None])

@@ -181,6 +181,10 @@ def ckb_policies() -> list[str]:
     return OPTIMIZER_POLICIES.names()
 
 
+#: pcei without the refinement near the incumbent (its default since ``pcei-refine-endgame`` was
+#: measured): the variants measured before keep their records' rule.
+_NO_REFINE: dict[str, Any] = {"refine_radius": None}
+
 #: benchmark variants of an optimizer policy: name -> (policy, options). Options: ``budget_in_scales``
 #: b sets ``violation_budget`` to b times each constraint's stated typical magnitude s_j;
 #: ``feasible_design`` hands the optimizer a known-feasible initial design (the first 2d + 2 feasible
@@ -205,9 +209,11 @@ def ckb_policies() -> list[str]:
 #: as written (the optimizer's CKB policies before this default; they replay those records);
 #: ``rpol-ucb-no-first``, ``penalty-noisy-no-first``: RPOL and Shi & Eryilmaz's Algorithm 3 without
 #: it, as their papers state them; ``config-first``: CONFIG with it (off by default there).
-#: ``pcei-refine``: the last fifth of the asks search the box of radius 0.1 around the incumbent
-#: first (``refine_radius=0.1``, off by default); ``pcei-refine-endgame``: every endgame ask does
-#: (``refine_last=None``).
+#: ``pcei-refine``: only the last fifth of the asks search the box of radius 0.1 around the incumbent
+#: first (``refine_last=0.2``); ``pcei-refine-endgame``: every endgame ask does (``refine_radius=0.1,
+#: refine_last=None``, the default since it was measured: its records are the default's);
+#: ``pcei-no-refine``: no refinement (``refine_radius=None``), pcei's rule before that default (it
+#: replays those records, as do the variants above that pin ``refine_radius=None``).
 #: ``pcei-b1-pace-all``/``-pace-even``: budget 1 with each ask allowed all of what is left of the
 #: budget (the rule before ``budget_pace``) or an even share over the asks left, instead of half.
 #: ``queue-ucb-feasibility-first``: queue-ucb's search for a first feasible point by the probability of
@@ -219,9 +225,12 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pcei-b1": ("pcei", {"budget_in_scales": 1.0}),
     "pcei-b5": ("pcei", {"budget_in_scales": 5.0}),
     "pcei-b0-feasible-design": ("pcei", {"budget_in_scales": 0.0, "feasible_design": True}),
-    "pcei-k1": ("pcei", {"params": {"kappa": 1.0}}),
-    "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0, "first_quantile": None}}),
-    "pcei-bilog-constraints": ("pcei", {"params": {"outcome_transform": "bilog-constraints"}}),
+    "pcei-k1": ("pcei", {"params": {"kappa": 1.0, **_NO_REFINE}}),
+    "pcei-kappa2": ("pcei", {"params": {"kappa": 2.0, "first_quantile": None, **_NO_REFINE}}),
+    "pcei-bilog-constraints": (
+        "pcei",
+        {"params": {"outcome_transform": "bilog-constraints", **_NO_REFINE}},
+    ),
     "pcei-bilog-constraints-b1": (
         "pcei",
         {"budget_in_scales": 1.0, "params": {"outcome_transform": "bilog-constraints"}},
@@ -231,18 +240,19 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         {"budget_in_scales": 5.0, "params": {"outcome_transform": "bilog-constraints"}},
     ),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
-    "pcei-refine": ("pcei", {"params": {"refine_radius": 0.1}}),
+    "pcei-refine": ("pcei", {"params": {"refine_radius": 0.1, "refine_last": 0.2}}),
+    "pcei-no-refine": ("pcei", {"params": _NO_REFINE}),
     "pcei-refine-endgame": ("pcei", {"params": {"refine_radius": 0.1, "refine_last": None}}),
-    "pcei-pof-first": ("pcei", {"params": {"first_quantile": None}}),
-    "pcei-exact": ("pcei", {"params": {"exact": True}}),
+    "pcei-pof-first": ("pcei", {"params": {"first_quantile": None, **_NO_REFINE}}),
+    "pcei-exact": ("pcei", {"params": {"exact": True, **_NO_REFINE}}),
     "pcei-bilog-constraints-exact": (
         "pcei",
-        {"params": {"outcome_transform": "bilog-constraints", "exact": True}},
+        {"params": {"outcome_transform": "bilog-constraints", "exact": True, **_NO_REFINE}},
     ),
     "qlognei-exact": ("qlognei", {"params": {"exact": True}}),
-    "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0}}),
-    "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0}}),
-    "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0}}),
+    "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0, **_NO_REFINE}}),
+    "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0, **_NO_REFINE}}),
+    "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0, **_NO_REFINE}}),
     "queue-ucb-feasibility-first": (
         "queue-ucb",
         {"params": {"feasibility_first": True, "first_quantile": None}},

@@ -14,8 +14,9 @@ a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points withi
 "half" (one ask may spend at most half of what is left of the budget); ``leap_radius`` = None
 (a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
-:mod:`ckb.rules.feasible_ei`); ``refine_radius`` = None (a radius r makes the last ``refine_last`` =
-0.2 of the asks search the box of that radius around the incumbent first: finer final designs);
+:mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
+radius around the incumbent first: finer final designs, fewer violations; None: no refinement) and
+``refine_last`` = None (a share q: only the last q of the asks refine);
 ``first_quantile`` = 0.5 (before any feasible observation, the point most likely feasible *and* better
 than that quantile of the observed objective values; None: the probability of feasibility alone).
 """
