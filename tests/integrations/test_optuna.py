@@ -109,6 +109,72 @@ def test_a_sequential_study_makes_ckb_optimizers_decisions_bit_for_bit(policy, p
     opt.close()
 
 
+def _heavy(x):
+    """The same objective, the constraint exp(12 (x0 + x1 - 0.6)) - 1: its values span -1 to 2e7, so
+    ``outcome_transform="auto"`` gives it the log map (beyond 30 robust scales of the design's values)."""
+    return _active(x)[0], [float(np.expm1(12.0 * (x[0] + x[1] - 0.6)))]
+
+
+@pytest.mark.parametrize("params", [{}, {"exact": True}, {"outcome_transform": "rms"}])
+def test_the_sampler_models_in_the_optimizers_units_on_a_heavy_tailed_constraint(params):
+    """The optimizer's outcome units (the log map of a heavy constraint, chosen by ``"auto"``), and its
+    ``exact`` declaration: the same trials bit for bit (the sampler used plain RMS units before)."""
+    budget, seed = 12, 2
+    opt = ckb.Optimizer([0, 0], [1, 1], 1, policy="pcei", budget=budget, seed=seed, **FAST, **params)
+    X = []
+    for _ in range(budget):
+        x = opt.ask()
+        opt.tell(x, *_heavy(x))
+        X.append(x)
+    units = opt.units().describe()
+    assert units["constraints"] == (["rms"] if params.get("outcome_transform") == "rms" else ["bilog"])
+    sampler = CKBSampler(
+        policy="pcei", constraints_func=_constraints, seed=seed, n_trials=budget, **FAST, **params
+    )
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    for p in initial_design([0, 0], [1, 1], 6, seed):
+        study.enqueue_trial({"x0": p[0], "x1": p[1]})
+
+    def objective(trial):
+        x = [trial.suggest_float("x0", 0.0, 1.0), trial.suggest_float("x1", 0.0, 1.0)]
+        f, g = _heavy(x)
+        trial.set_user_attr("g", g)
+        return f
+
+    study.optimize(objective, n_trials=budget)
+    np.testing.assert_array_equal(
+        np.array(X), np.array([[t.params["x0"], t.params["x1"]] for t in study.trials])
+    )
+    assert sampler.decisions(study)[-1]["info"]["units"] == units
+    opt.close()
+
+
+def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_units_means_rms(tmp_path):
+    _run(tmp_path / "u.db", 8, {"policy": "pcei", **FAST})
+    with pytest.raises(
+        InvalidInputError, match="outcome_transform='auto'; this sampler has outcome_transform='rms'"
+    ):
+        _run(tmp_path / "u.db", 9, {"policy": "pcei", "outcome_transform": "rms", **FAST})
+    with pytest.raises(InvalidInputError, match="outcome_transform must be one of"):
+        CKBSampler(outcome_transform="log")
+    with pytest.raises(InvalidInputError, match="exact must be True or False"):
+        CKBSampler(exact="yes")
+    # a study whose sampler settings predate the option was run in RMS units: it resumes with those
+    from ckb.integrations.optuna import SPEC_KEY
+    from ckb.studies.storage import dumps, loads
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'u.db'}")
+    sid = storage.get_study_id_from_name("s")
+    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
+    del spec["outcome_transform"], spec["exact"]
+    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+    _run(tmp_path / "u.db", 9, {"policy": "pcei", "outcome_transform": "rms", **FAST})
+    with pytest.raises(
+        InvalidInputError, match="outcome_transform='rms'; this sampler has outcome_transform='auto'"
+    ):
+        _run(tmp_path / "u.db", 10, {"policy": "pcei", **FAST})
+
+
 # -------------------------------------------------------------------------------------- end to end
 def test_gardner1_end_to_end_finds_a_feasible_point_near_the_optimum():
     sampler = CKBSampler(constraints_func=_constraints, seed=0, **FAST)  # the best-feasible goal's policy

@@ -20,10 +20,14 @@ r"""``CKBSampler``: ckb's optimizer policies as an Optuna sampler (``pip install
 
 **What it does.** Each trial's float and int parameters come from one decision of a
 :mod:`ckb.optimizer.policies` policy, made as :class:`ckb.Optimizer` makes it, from the same pieces
-(:mod:`ckb.optimizer.core`): outcomes in the policies' units (:func:`~ckb.optimizer.core.policy_units`:
-objective standardized in the maximization sense, constraints divided by their RMS), the fitted GPs of
-:mod:`ckb.optimizer.models` with their refit schedule and warm start, pending-point fantasies and batch
-separation, the :class:`~ckb.optimizer.acquisition.Maximizer`, and the policy's state and generator.
+(:mod:`ckb.optimizer.core`): outcomes in the policies' units (``outcome_transform``, "auto" by default:
+:class:`~ckb.optimizer.models.OutcomeUnits` fitted on the complete trials with the initial design's as
+the reference, so that a heavy-tailed constraint gets the log map as in the optimizer), the fitted GPs of
+:mod:`ckb.optimizer.models` with their refit schedule and warm start (``exact=True``: the optimizer's
+noise floor, and no evaluated point again), pending-point fantasies and batch separation, the
+:class:`~ckb.optimizer.acquisition.Maximizer`, and the policy's state and generator. A study whose
+sampler settings predate ``outcome_transform`` was decided in plain RMS units (objective standardized,
+constraints divided by their RMS) and resumes only with ``outcome_transform="rms"``.
 Objective from the study's direction, constraints in Optuna's convention
 (feasible where every value is ``<= 0``), from ``constraints_func`` (called in :meth:`after_trial`, as
 Optuna's own samplers do) or from ``trial.set_constraint`` (Optuna >= 5), read from the trial's
@@ -130,17 +134,19 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
+    EXACT_NOISE_FLOOR,
     SEARCH_OPTIONS,
     _fit_models,
     _maximizer,
+    _plain_units,
     _require_botorch,
     _restored,
     _set_search_options,
     _snapshot,
     _stored_params,
     _torch_threads,
-    policy_units,
 )
+from ckb.optimizer.models import OUTCOME_TRANSFORMS, OutcomeUnits
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
@@ -157,6 +163,9 @@ RELEASED_KEY = "ckb:released"
 SPEC_KEY = "ckb:sampler"
 _VERSION = 1
 _HOST = socket.gethostname()
+#: the settings of a study whose sampler predates them: its decisions were made in plain RMS units
+#: (``outcome_transform="rms"``), and nothing was declared exact
+_SPEC_BEFORE_UNITS = {"outcome_transform": "rms", "exact": False}
 
 
 class DecisionTimeoutError(CKBError, TimeoutError):
@@ -241,7 +250,7 @@ class _Data:
         self, trials: Sequence[FrozenTrial], space: _Space, minimize: bool, me: int, design, n_startup: int
     ) -> None:
         self.minimize = minimize
-        complete, busy, pending, m_of = [], [], [], {}
+        complete, busy, pending, m_of, done = [], [], [], {}, []
         for t in trials:
             if t.number == me:
                 continue
@@ -255,9 +264,11 @@ class _Data:
                     complete.append((t, u, float(t.value), np.array(c)))
                 else:
                     busy.append((t.number, u))
+                done.append((t.number, u))
             elif t.state in (TrialState.FAIL, TrialState.PRUNED):
                 if u is not None:
                     busy.append((t.number, u))
+                    done.append((t.number, u))
             elif t.state in (TrialState.RUNNING, TrialState.WAITING):
                 u = _pending_point(t, space, design, n_startup) if u is None else u
                 if u is not None:
@@ -285,13 +296,32 @@ class _Data:
         self.c = np.array([c for *_, c in complete], dtype=float).reshape(len(complete), self.m)
         self.busy = np.array([u for _, u in sorted(busy, key=lambda row: row[0])]).reshape(-1, space.d)
         self.pending = np.array(pending).reshape(-1, space.d)
+        #: the evaluated points (complete, failed, pruned), trial-number order: never again with ``exact``
+        self.done = np.array([u for _, u in sorted(done, key=lambda row: row[0])]).reshape(-1, space.d)
+        #: the complete trials of the initial design: the reference of the robust scales, as the
+        #: optimizer's design trials are
+        self.design = np.array([t.number < n_startup for t, *_ in self.complete], dtype=bool)
 
-    def scales_at(self, number: int) -> dict[str, Any]:
+    def units(self, transform: str, rows: Any = None) -> OutcomeUnits:
+        """The outcome units (:class:`~ckb.optimizer.models.OutcomeUnits`) fitted on the complete trials
+        (``rows`` of them: default all), with the initial design's as the reference, as
+        :meth:`ckb.Optimizer.units` fits them."""
+        rows = slice(None) if rows is None else rows
+        return OutcomeUnits(
+            self.y[rows],
+            self.c[rows],
+            minimize=self.minimize,
+            m=self.m,
+            transform=transform,
+            reference=self.design[rows],
+        )
+
+    def units_at(self, number: int, transform: str) -> OutcomeUnits:
         """The outcome units when trial ``number`` completed: from the complete trials that completed no
         later (by completion time, then number), in trial-number order."""
         key = next(_completion_key(t) for t, *_ in self.complete if t.number == number)
         rows = [i for i, (t, *_) in enumerate(self.complete) if _completion_key(t) <= key]
-        return policy_units(self.y[rows], self.c[rows], self.minimize, self.m)[2]
+        return self.units(transform, rows)
 
 
 def _pending_point(t: FrozenTrial, space: _Space, design, n_startup: int) -> np.ndarray | None:
@@ -355,6 +385,10 @@ class CKBSampler(BaseSampler):
     violation_budget : for violation-aware policies (``pcei``): per constraint, the largest sum of
         positive parts (a number or one per constraint, in the constraints' units) the evaluations after
         the initial design (trial numbers >= ``n_startup_trials``) may spend, as in ckb.Optimizer.
+    outcome_transform : the units the policy sees, as in ckb.Optimizer (``"auto"``, ``"rms"``,
+        ``"bilog"``, ``"bilog-constraints"``); the study keeps the raw values.
+    exact : the evaluations are noise-free, as in ckb.Optimizer: the GPs' noise floor is 1e-6 and no
+        evaluated point (complete, failed or pruned) is proposed again.
     categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).
     decision_timeout : seconds to wait for another host's claim on the next decision.
     **params : the search options of :class:`ckb.Optimizer` (``refit_every``, ``num_restarts``,
@@ -373,6 +407,8 @@ class CKBSampler(BaseSampler):
         n_startup_trials: int | None = None,
         seed: int = 0,
         violation_budget: float | Sequence[float] | None = None,
+        outcome_transform: str = "auto",
+        exact: bool = False,
         categorical: str = "error",
         decision_timeout: float = 600.0,
         **params: Any,
@@ -397,6 +433,15 @@ class CKBSampler(BaseSampler):
             else check_scalar(n_startup_trials, "n_startup_trials", low=0, integer=True)
         )
         self.seed = check_scalar(seed, "seed", low=0, integer=True)
+        if outcome_transform not in OUTCOME_TRANSFORMS:
+            raise InvalidInputError(
+                f"outcome_transform must be one of {', '.join(map(repr, OUTCOME_TRANSFORMS))}, got "
+                f"{outcome_transform!r}."
+            )
+        self.outcome_transform = outcome_transform
+        if not isinstance(exact, (bool, np.bool_)):
+            raise InvalidInputError(f"exact must be True or False, got {exact!r}.")
+        self.exact = bool(exact)
         if categorical not in ("error", "independent"):
             raise InvalidInputError(f"categorical must be 'error' or 'independent', got {categorical!r}.")
         self.categorical = categorical
@@ -518,6 +563,8 @@ class CKBSampler(BaseSampler):
             "n_startup_trials": n_startup,
             "n_trials": self.n_trials if self._needs_horizon else None,
             "violation_budget": self.violation_budget,
+            "outcome_transform": self.outcome_transform,
+            "exact": self.exact,
             "m": m,
             "minimize": minimize,
         }
@@ -584,7 +631,7 @@ class CKBSampler(BaseSampler):
         if SPEC_KEY not in attrs:
             study._storage.set_study_system_attr(study._study_id, SPEC_KEY, dumps(ours))
             return
-        stored = loads(attrs[SPEC_KEY])
+        stored = {**_SPEC_BEFORE_UNITS, **loads(attrs[SPEC_KEY])}
         for key, value in ours.items():
             if dumps(stored.get(key)) != dumps(value):
                 raise InvalidInputError(
@@ -601,10 +648,9 @@ class CKBSampler(BaseSampler):
         mine = {rec["number"] for rec in chain}
         todo = [(t, y, c) for t, _, y, c in data.complete if t.number in mine and t.number not in done]
         todo.sort(key=lambda row: _completion_key(row[0]))
-        for t, y, c in todo:
-            s = data.scales_at(t.number)
-            u = -y if data.minimize else y
-            policy.observe((u - s["y_mean"]) / s["y_sd"], c / s["c_rms"])
+        for t, y, c in todo:  # in the units of the data with this result, as the optimizer's tell
+            units = data.units_at(t.number, self.outcome_transform)
+            policy.observe(float(units.y(y)), units.c(c))
         return [t.number for t, _, _ in todo]
 
     def _next(self, policy, rng, models_state, data: _Data, space: _Space, number: int, n_startup: int):
@@ -615,14 +661,24 @@ class CKBSampler(BaseSampler):
 
         with _torch_threads(self.torch_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
-            y_p, c_p, scales = policy_units(data.y, data.c, data.minimize, data.m)
+            units = data.units(self.outcome_transform)
+            y_p, c_p = units.y(data.y), units.c(data.c)
             models, models_state = _fit_models(
-                policy, data.X, y_p, c_p, models_state, self.refit_every, same={"space": (space.names, None)}
+                policy,
+                data.X,
+                y_p,
+                c_p,
+                models_state,
+                self.refit_every,
+                noise_floor=EXACT_NOISE_FLOOR if self.exact else None,
+                same={"space": (space.names, None)},
+                # new units (auto switched a target's map) make the stored hyperparameters stale
+                stale={"units": (units.describe(), _plain_units(data.m))},
             )
             fit_ok = models.fit_ok
             conditioned = models.condition(data.busy) if len(data.busy) else models
-            maximize = _maximizer(self, space.d, rng, models, data.pending)
-            rms = np.asarray(scales["c_rms"], dtype=float)
+            done = data.done if self.exact else None
+            maximize = _maximizer(self, space.d, rng, models, data.pending, done=done)
             left = None
             if self.violation_budget is not None:  # spent by the evaluations after the design
                 after = np.array([k >= n_startup for k in data.numbers], dtype=bool)
@@ -637,7 +693,8 @@ class CKBSampler(BaseSampler):
                     y_p,
                     c_p,
                     violation_left=left,
-                    c_to_raw=lambda v: _times(v, rms),
+                    c_to_raw=units.c_to_raw,
+                    exact=self.exact,
                     rounds_left=rounds_left,
                 )
             )
@@ -649,6 +706,7 @@ class CKBSampler(BaseSampler):
         }
         if not fit_ok:
             info["fit_failed"] = 1.0
+        info["units"] = units.describe()
         return np.clip(np.asarray(u, dtype=float), 0.0, 1.0), info, models_state
 
     # --------------------------------------------------------------------------------- turns
@@ -752,15 +810,6 @@ def _numbers(policy) -> dict[str, str]:
             elif isinstance(v, np.ndarray) and v.dtype.kind in "fiub":
                 out[prefix + k] = repr(v.astype(float).tolist())
     return out
-
-
-def _times(v, rms: np.ndarray):
-    """Policy-unit constraint values (numpy or torch, last axis m) back in the constraints' own units."""
-    if isinstance(v, np.ndarray):
-        return v * rms
-    import torch
-
-    return v * torch.as_tensor(rms, dtype=v.dtype)
 
 
 def _single_objective(study) -> None:
