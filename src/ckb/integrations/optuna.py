@@ -136,6 +136,8 @@ from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
     EXACT_NOISE_FLOOR,
     SEARCH_OPTIONS,
+    _check_bool,
+    _check_outcome_transform,
     _fit_models,
     _maximizer,
     _plain_units,
@@ -146,7 +148,7 @@ from ckb.optimizer.core import (
     _stored_params,
     _torch_threads,
 )
-from ckb.optimizer.models import OUTCOME_TRANSFORMS, OutcomeUnits
+from ckb.optimizer.models import OutcomeUnits
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
@@ -433,15 +435,8 @@ class CKBSampler(BaseSampler):
             else check_scalar(n_startup_trials, "n_startup_trials", low=0, integer=True)
         )
         self.seed = check_scalar(seed, "seed", low=0, integer=True)
-        if outcome_transform not in OUTCOME_TRANSFORMS:
-            raise InvalidInputError(
-                f"outcome_transform must be one of {', '.join(map(repr, OUTCOME_TRANSFORMS))}, got "
-                f"{outcome_transform!r}."
-            )
-        self.outcome_transform = outcome_transform
-        if not isinstance(exact, (bool, np.bool_)):
-            raise InvalidInputError(f"exact must be True or False, got {exact!r}.")
-        self.exact = bool(exact)
+        self.outcome_transform = _check_outcome_transform(outcome_transform)
+        self.exact = _check_bool(exact, "exact")
         if categorical not in ("error", "independent"):
             raise InvalidInputError(f"categorical must be 'error' or 'independent', got {categorical!r}.")
         self.categorical = categorical

@@ -229,6 +229,15 @@ def _check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
+def _check_outcome_transform(value: Any) -> str:
+    """One of :data:`~ckb.optimizer.models.OUTCOME_TRANSFORMS` (the optimizer's and the sampler's check)."""
+    if value not in OUTCOME_TRANSFORMS:
+        raise InvalidInputError(
+            f"outcome_transform must be one of {', '.join(map(repr, OUTCOME_TRANSFORMS))}, got {value!r}."
+        )
+    return value
+
+
 class BotorchNotInstalledError(CKBError, ImportError):
     """``ckb.Optimizer`` needs torch and BoTorch (the ``botorch`` extra), which are not installed."""
 
@@ -379,12 +388,7 @@ class Optimizer:
                 + (did_you_mean(goal, goals) if isinstance(goal, str) else "")
             )
         self.goal = goal
-        if outcome_transform not in OUTCOME_TRANSFORMS:
-            raise InvalidInputError(
-                f"outcome_transform must be one of {', '.join(map(repr, OUTCOME_TRANSFORMS))}, got "
-                f"{outcome_transform!r}."
-            )
-        self.outcome_transform = outcome_transform
+        self.outcome_transform = _check_outcome_transform(outcome_transform)
         self.violation_budget = _check_violation_budget(violation_budget, self.m)
         self._user_design, self.n_init = self._check_design(initial_design, n_init)
         _set_search_options(
