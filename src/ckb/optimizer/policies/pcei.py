@@ -58,20 +58,20 @@ class PessimisticCEI(RuleOptimizerPolicy):
         allowance, tau = self._allowance(ctx)
         rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
         safe = (self._feasible_points(ctx), None) if best is not None and rule.trust_region else None
+
+        def pick(tau, region):  # the argmax in the region and its excess (> 0: not admissible)
+            x = self._argmax(ctx, best, tau, region)
+            return x, self._excess(ctx.models, x, tau, region)
+
         rule.local = best is not None and rule.refines(ctx.rounds_left)
-        if rule.local:  # the last asks search near the incumbent first
-            near = (self._incumbent_point(ctx), rule.refine_radius)
-            x = self._argmax(ctx, best, tau, near)
-            excess = self._excess(ctx.models, x, tau, near)
+        if rule.local:  # the refinement: the box around the incumbent first
+            x, excess = pick(tau, (self._incumbent_point(ctx), rule.refine_radius))
             rule.local = excess <= 0.0
         if not rule.local:  # nothing admissible near it (or no refinement): the whole admissible set
-            x = self._argmax(ctx, best, tau, safe)
-            excess = self._excess(ctx.models, x, tau, safe)
+            x, excess = pick(tau, safe)
         relaxed = None if best is None else self._relaxed(tau)
-        if relaxed is not None and excess > 0.0:
-            tau = relaxed  # nothing admissible at the first threshold: the relaxed one
-            x = self._argmax(ctx, best, tau, safe)
-            excess = self._excess(ctx.models, x, tau, safe)
+        if relaxed is not None and excess > 0.0:  # nothing admissible at the first threshold: the relaxed one
+            x, excess = pick(relaxed, safe)
         rule.record(excess, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
 
