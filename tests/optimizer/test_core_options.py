@@ -325,6 +325,48 @@ def test_one_huge_constraint_value_no_longer_silences_the_others(monkeypatch):
     assert opt.history()[-1]["info"]["units"] == {"objective": "standardize", "constraints": ["bilog2"]}
 
 
+def test_auto_bounds_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(monkeypatch, tmp_path):
+    """g = 1 - r(x) with r spanning decades (the tension spring's first constraint): "auto" keeps it in
+    rms units, where every value but the feasible corner's sits at about 1; "auto-bounds" hands the
+    policy -log(1 - g / b), b just past the largest value, and maps the models' values back exactly.
+    The setting is stored with the study and resumed."""
+
+    def capped(x):
+        r = 10.0 ** (4.0 * x[0] - 3.0)  # 1e-3 .. 10: feasible where r >= 1, x0 >= 0.75
+        return float(x[0] + x[1]), [float(1.0 - r)]
+
+    seen = _spy_decisions(monkeypatch, "cei")
+    path = tmp_path / "s.db"
+    units = {}
+    for transform in ("auto", "auto-bounds"):
+        opt = ckb.Optimizer(
+            [0, 0],
+            [1, 1],
+            policy="cei",
+            budget=12,
+            n_init=10,
+            seed=0,
+            outcome_transform=transform,
+            storage=path,
+            study_name=transform,
+            **FAST,
+        )
+        run(opt, 11, capped)
+        units[transform] = opt.metrics()["outcome_units"]["constraints"]
+        d = seen[-1]
+        raw = np.array([t["constraints"][0] for t in opt.history()[:10]])  # what the last ask saw
+        np.testing.assert_allclose(d.c_to_raw(d.c)[:, 0], raw, rtol=1e-12, atol=1e-15)
+        if transform == "auto-bounds":
+            b = raw.max() + float(np.median(np.unique(raw.max() - raw)[1:]))
+            np.testing.assert_allclose(d.c[:, 0], -np.log1p(-raw / b), rtol=1e-12)
+        opt.close()
+    assert units == {"auto": ["rms"], "auto-bounds": ["bound"]}
+    again = ckb.Optimizer.load(path, "auto-bounds")
+    assert again.outcome_transform == "auto-bounds"
+    assert again.metrics()["outcome_units"]["constraints"] == ["bound"]
+    again.close()
+
+
 def test_one_huge_objective_value_leaves_the_order_of_the_others_to_the_policy(monkeypatch):
     """A heavy-tailed objective gets the normal scores of its ranks: the others keep their order (not
     their spacing: only the order decides the incumbent and where the GP puts the optimum), and a
@@ -363,7 +405,7 @@ def test_huge_objective_values_do_not_overflow(big):
 def test_a_bad_outcome_transform_is_named():
     with pytest.raises(
         InvalidInputError,
-        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', got 'log'",
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', got 'log'",
     ):
         ckb.Optimizer([0, 0], [1, 1], outcome_transform="log")
 

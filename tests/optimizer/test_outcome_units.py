@@ -17,6 +17,9 @@ from ckb.optimizer.models import (
     OutcomeUnits,
     bilog,
     bilog_inverse,
+    bound_log,
+    bound_log_inverse,
+    crowded_bound,
     robust_scale,
 )
 
@@ -187,7 +190,7 @@ def test_a_bad_transform_is_named():
 
     with pytest.raises(
         InvalidInputError,
-        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', got 'log'",
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', got 'log'",
     ):
         OutcomeUnits(np.zeros(2), np.zeros((2, 1)), minimize=False, m=1, transform="log")
 
@@ -206,3 +209,96 @@ def test_bilog_constraints_maps_every_constraint_and_leaves_the_objective_to_aut
     # the constraints' map is bilog's, exactly
     both = OutcomeUnits(plain_y, c, minimize=False, m=2, transform="bilog")
     assert np.array_equal(units.c(c), both.c(c))
+
+
+# ----------------------------------------------------------------------------------- auto-bounds
+def _ratio_constraints(n, seed):
+    """Two constraints written as engineering ratios: g0 = 1 - r (a cap at 1), g1 = r' - 1 (a floor at
+    -1), with r, r' > 0 spanning five decades; and a well-spread normal one."""
+    rng = np.random.default_rng(seed)
+    r = 10.0 ** rng.uniform(-5, 0.5, n)
+    r2 = 10.0 ** rng.uniform(-5, 0.5, n)
+    return np.c_[1.0 - r, r2 - 1.0, rng.normal(size=n)]
+
+
+def test_crowded_bound_finds_a_cap_and_a_floor_just_past_the_extreme():
+    c = _ratio_constraints(12, 0)
+    cap, floor = crowded_bound(c[:, 0]), crowded_bound(c[:, 1])
+    # the bound lies past every value, by the robust scale of the distances to the extreme
+    z0, z1 = c[:, 0].max() - c[:, 0], c[:, 1] - c[:, 1].min()
+    assert cap == c[:, 0].max() + robust_scale(z0) and 1.0 > c[:, 0].max()
+    assert floor == c[:, 1].min() - robust_scale(z1)
+    assert crowded_bound(c[:, 2]) is None  # spread values crowd against neither side
+    assert crowded_bound(np.r_[0.1, 0.2]) is None  # too few values
+    # a bound on the wrong side of 0 (0 would lie past it) is not used
+    assert crowded_bound(c[:, 0] - 5.0) is None
+
+
+def test_auto_bounds_maps_ratio_constraints_by_the_log_distance_to_their_bound():
+    c = _ratio_constraints(20, 1)
+    y = np.random.default_rng(1).normal(size=20)
+    auto = OutcomeUnits(y, c, minimize=True, m=3, transform="auto")
+    units = OutcomeUnits(y, c, minimize=True, m=3, transform="auto-bounds")
+    assert units.describe()["constraints"] == ["bound", "bound", "rms"]
+    assert auto.describe()["constraints"][2] == "rms"
+    w = units.c(c)
+    # hand-computed: -sign(b) log(1 - g / b)
+    b0, b1 = units.c_bound[:2]
+    np.testing.assert_allclose(w[:, 0], -np.log(1.0 - c[:, 0] / b0), rtol=1e-13)
+    np.testing.assert_allclose(w[:, 1], np.log(1.0 - c[:, 1] / b1), rtol=1e-13)
+    np.testing.assert_array_equal(w[:, 2], auto.c(c)[:, 2])
+    # near the cap the map is the log of the ratio: its decades spread evenly
+    assert np.corrcoef(w[:, 0], -np.log(1.0 - c[:, 0] + (b0 - 1.0)))[0, 1] > 0.999
+    # exact inverse on numpy and torch, 0 -> 0, monotone, finite gradients
+    np.testing.assert_allclose(units.c_to_raw(w), c, rtol=1e-12, atol=1e-15)
+    wt = torch.tensor(w, requires_grad=True)
+    rt = units.c_to_raw(wt)
+    np.testing.assert_allclose(rt.detach().numpy(), c, rtol=1e-12, atol=1e-15)
+    rt.sum().backward()
+    assert torch.all(torch.isfinite(wt.grad)) and torch.all(wt.grad > 0)
+    assert np.all(units.c(np.zeros(3)) == 0) and np.all(units.c_to_raw(np.zeros(3)) == 0)
+    grid = np.linspace(-800, 800, 4001)[:, None] * np.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        raw = units.c_to_raw(grid)
+    assert np.all(np.isfinite(raw)) and np.all(np.diff(raw, axis=0) >= 0)
+    assert np.all(raw[:, 0] <= b0)  # the model's cap is never exceeded
+
+
+def test_auto_bounds_gradients_stay_finite_far_out_in_every_column():
+    """slack-cei maximizes through c_to_raw in torch: a model value far below a cap or far above a floor
+    (e^800 past the float range), or far out in an rms column beside a bound map, made the gradient NaN
+    (the acquisition maximizer then failed on the welded beam). Now every gradient is finite."""
+    c = _ratio_constraints(20, 1)
+    units = OutcomeUnits(np.zeros(20), c, minimize=True, m=3, transform="auto-bounds")
+    assert units.describe()["constraints"] == ["bound", "bound", "rms"]
+    grid = torch.linspace(-2000, 2000, 801, dtype=torch.float64)[:, None] * torch.ones(3, dtype=torch.float64)
+    grid.requires_grad_(True)
+    raw = units.c_to_raw(grid)
+    raw.sum().backward()
+    assert torch.all(torch.isfinite(raw)) and torch.all(torch.isfinite(grid.grad))
+    assert torch.all(grid.grad >= 0)
+    np.testing.assert_array_equal(raw.detach().numpy(), units.c_to_raw(grid.detach().numpy()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    v=arrays(np.float64, st.integers(1, 8), elements=st.floats(-1e6, 0.999)),
+    b=st.sampled_from([1.0, 1e-3, 1e3]),
+    sign=st.sampled_from([1.0, -1.0]),
+)
+def test_bound_log_inverse_is_exact_below_a_cap_and_above_a_floor(v, b, sign):
+    v, b = sign * v * b, sign * b
+    w = bound_log(v, b)
+    assert np.all(np.isfinite(w)) and np.all(np.sign(w) == np.sign(v))
+    np.testing.assert_allclose(bound_log_inverse(w, b), v, rtol=1e-9, atol=1e-12 * abs(b))
+    order = np.argsort(v, kind="stable")
+    assert np.all(np.diff(w[order]) >= 0)
+
+
+def test_auto_bounds_changes_nothing_where_no_constraint_crowds_against_a_bound():
+    rng = np.random.default_rng(4)
+    y, c = rng.normal(size=30), np.c_[rng.normal(size=30), rng.standard_cauchy(30)]
+    a = OutcomeUnits(y, c, minimize=False, m=2, transform="auto")
+    b = OutcomeUnits(y, c, minimize=False, m=2, transform="auto-bounds")
+    assert a.describe() == b.describe() and a.c(c).tobytes() == b.c(c).tobytes()

@@ -198,6 +198,9 @@ _NO_REFINE: dict[str, Any] = {"refine_radius": None}
 #: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor);
 #: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration;
 #: ``pcei-bilog-constraints-b1``/``-b5`` the log map under budgets of 1 and 5 scales.
+#: ``pcei-bounds`` (``-b0``, ``-b0-feasible-design``, ``-b1``, ``-b5``; ``slack-cei-bounds``,
+#: ``cei-bounds``): the constraints' log map of the distance to a bound their values crowd against
+#: (``outcome_transform="auto-bounds"``).
 #: ``slack-cei-first-slack``: slack-cei's search for a first feasible point against the signed
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
 #: ``ckb-ucb-slack``: CKB-UCB with 003's slack for zero violation (``slack="auto"``);
@@ -240,6 +243,16 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         {"budget_in_scales": 5.0, "params": {"outcome_transform": "bilog-constraints"}},
     ),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
+    "pcei-bounds": ("pcei", {"params": {"outcome_transform": "auto-bounds"}}),
+    "pcei-bounds-b1": ("pcei", {"budget_in_scales": 1.0, "params": {"outcome_transform": "auto-bounds"}}),
+    "pcei-bounds-b5": ("pcei", {"budget_in_scales": 5.0, "params": {"outcome_transform": "auto-bounds"}}),
+    "pcei-bounds-b0": ("pcei", {"budget_in_scales": 0.0, "params": {"outcome_transform": "auto-bounds"}}),
+    "pcei-bounds-b0-feasible-design": (
+        "pcei",
+        {"budget_in_scales": 0.0, "feasible_design": True, "params": {"outcome_transform": "auto-bounds"}},
+    ),
+    "slack-cei-bounds": ("slack-cei", {"params": {"outcome_transform": "auto-bounds"}}),
+    "cei-bounds": ("cei", {"params": {"outcome_transform": "auto-bounds"}}),
     "pcei-refine": ("pcei", {"params": {"refine_radius": 0.1, "refine_last": 0.2}}),
     "pcei-no-refine": ("pcei", {"params": _NO_REFINE}),
     "pcei-refine-endgame": ("pcei", {"params": {"refine_radius": 0.1, "refine_last": None}}),

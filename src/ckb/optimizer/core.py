@@ -324,8 +324,10 @@ class Optimizer:
         sum_t [g_j(x_t)]+ (own units, over the evaluations after the initial design) the run
         may spend; 0: avoid every violation you can. Policies that read it see what is left
         (``metrics()["violation_budget_left"]``).
-    outcome_transform : ``"auto"`` (default), ``"rms"``, ``"bilog"`` or ``"bilog-constraints"`` (the
-        constraints as ``"bilog"``, the objective as ``"auto"``): the units the policies see
+    outcome_transform : ``"auto"`` (default), ``"rms"``, ``"bilog"``, ``"bilog-constraints"`` (the
+        constraints as ``"bilog"``, the objective as ``"auto"``) or ``"auto-bounds"`` (as ``"auto"``,
+        and a constraint whose values crowd against one side, such as ``1 - r(x)`` with a ratio r
+        spanning decades, as the log of its distance to that bound): the units the policies see
         (:class:`~ckb.optimizer.models.OutcomeUnits`); the study keeps the raw values.
     exact : the evaluations are noise-free: no point is evaluated twice, and the GPs' noise floor is
         ``EXACT_NOISE_FLOOR`` (1e-6) instead of 1e-4.

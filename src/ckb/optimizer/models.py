@@ -110,6 +110,7 @@ TRANSFORM_TARGETS = {
     "rms": ("plain", "plain"),
     "bilog": ("robust", "robust"),
     "bilog-constraints": ("auto", "robust"),
+    "auto-bounds": ("auto", "bounds"),
 }
 OUTCOME_TRANSFORMS = tuple(TRANSFORM_TARGETS)
 #: "auto" treats the objective as heavy-tailed when its largest deviation exceeds this many robust
@@ -234,6 +235,52 @@ def _standardization(u: np.ndarray) -> tuple[float, float, bool]:
     return mean, sd, finite
 
 
+def crowded_bound(v: Any, reference: Any = None) -> float | None:
+    r"""The bound :math:`b` of the map :func:`bound_log` for values ``v`` that crowd against one side,
+    or None. For the top (a cap), the distances :math:`z_i = \max v - v_i`; the values crowd there
+    when :math:`\max z` exceeds ``CONSTRAINT_LOG_RATIO`` robust scales :math:`s` of the reference's
+    distances (:func:`robust_scale`), and then :math:`b = \max v + s`, provided :math:`b > 0`; the
+    bottom likewise (:math:`z_i = v_i - \min v`, :math:`b = \min v - s < 0`). The side with the
+    larger ratio wins. A constraint written as :math:`1 - r(x)` or :math:`r(x) - 1` with a positive
+    ratio :math:`r` spanning decades is the case: its values pile up just below 1 (or above -1)."""
+    v = np.asarray(v, dtype=float).reshape(-1)
+    if v.size < 3 or not np.all(np.isfinite(v)):
+        return None
+    ref = np.ones(v.size, dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
+    best, out = CONSTRAINT_LOG_RATIO, None
+    for side, ext in ((1.0, float(v.max())), (-1.0, float(v.min()))):
+        z = side * (ext - v)
+        s = robust_scale(z[ref]) or robust_scale(z)
+        if s <= 0:
+            continue
+        b = ext + side * s
+        ratio = float(z.max()) / s
+        if side * b > 0 and ratio > best and math.isfinite(b):
+            best, out = ratio, b
+    return out
+
+
+def bound_log(v: Any, b: float) -> np.ndarray:
+    r"""The log map of the distance to a bound :math:`b \ne 0`: :math:`L_b(v) = -\mathrm{sign}(b)
+    \log(1 - v/b)`, increasing, :math:`L_b(0) = 0`, slope :math:`1/|b|` at 0; for a cap (:math:`b > 0`)
+    :math:`L_b(1 - r) \approx -\log r` near the cap, for a floor (:math:`b < 0`) the log of the
+    distance above it. Computed as :math:`\mp\mathrm{log1p}(-v/b)` (exact signs for tiny values);
+    values at or past the bound (never among the fitted ones) map as the last double before it."""
+    v = np.asarray(v, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = np.maximum(-v / b, np.nextafter(-1.0, 0.0))
+        return -math.copysign(1.0, b) * np.log1p(u)
+
+
+def bound_log_inverse(w: Any, b: Any, xp: Any = np):
+    r"""The inverse of :func:`bound_log`: :math:`v = b\,(1 - e^{-\mathrm{sign}(b)\,w})` (numpy or torch),
+    with the exponent capped at 700 (past it :math:`|v| > 10^{304}|b|`, which the caller clips to the
+    float range): nothing overflows to inf, so torch's gradients stay finite."""
+    if xp is np:
+        return b * -np.expm1(np.minimum(-np.sign(b) * w, 700.0))
+    return b * -xp.expm1((-xp.sign(b) * w).clamp(max=700.0))
+
+
 def _robust(choice: str, heavy: bool) -> bool:
     """Whether a target gets the robust map, by its :data:`TRANSFORM_TARGETS` choice."""
     return choice == "robust" or (choice == "auto" and heavy)
@@ -243,7 +290,8 @@ class OutcomeUnits:
     r"""The map from observed outcomes to the policies' units, fitted on the complete observations.
 
     ``y`` (n,), ``c`` (n, m) raw observations; ``minimize``; ``transform`` ("auto", "rms", "bilog",
-    "bilog-constraints": the constraints as "bilog", the objective as "auto");
+    "bilog-constraints": the constraints as "bilog", the objective as "auto"; "auto-bounds": as
+    "auto", but a constraint whose values crowd against one side gets ``bound``);
     ``reference``: a boolean mask of the observations the robust scales come from (the initial design;
     all observations when fewer than 3 are marked). Per target:
 
@@ -254,7 +302,10 @@ class OutcomeUnits:
     - constraint j, ``rms``: :math:`\tilde g_j = c_j / \mathrm{rms}_j`;
     - constraint j, ``bilog``: :math:`\tilde g_j = B(c_j / s_j)` with :math:`s_j` the
       :func:`robust_scale` of the reference values, and ``bilog2``
-      :math:`\tilde g_j = B(B(c_j / s_j))` when :math:`\max|c_j| / s_j > ` ``HEAVY_RATIO``.
+      :math:`\tilde g_j = B(B(c_j / s_j))` when :math:`\max|c_j| / s_j > ` ``HEAVY_RATIO``;
+    - constraint j, ``bound`` (``auto-bounds`` only, before its other rules): :math:`\tilde g_j =
+      L_{b_j}(c_j)` (:func:`bound_log`) when :func:`crowded_bound` finds a bound :math:`b_j` for the
+      observations (reference: the initial design).
 
     ``auto`` treats a target as heavy-tailed when its plain moments overflow, or when its largest
     magnitude exceeds a number of robust scales of the reference values: for a constraint,
@@ -308,17 +359,25 @@ class OutcomeUnits:
         self.c_scale = np.ones(m)
         self.c_ratio = np.zeros(m)
         self.c_kind: list[str] = []
+        self.c_bound = np.full(m, np.nan)
         for j in range(m):
+            if c_choice == "bounds":
+                b = crowded_bound(c[:, j], ref)
+                if b is not None:
+                    self.c_bound[j] = b
+                    self.c_kind.append("bound")
+                    continue
             sj = robust_scale(c[ref, j]) or robust_scale(c[:, j])
             with np.errstate(over="ignore"):
                 self.c_ratio[j] = big[j] / sj if sj > 0 else 0.0
             self.c_scale[j] = sj if sj > 0 else 1.0
             heavy = not plain[j] or self.c_ratio[j] > CONSTRAINT_LOG_RATIO
-            if _robust(c_choice, heavy):
+            if _robust(c_choice.replace("bounds", "auto"), heavy):
                 self.c_kind.append("bilog2" if self.c_ratio[j] > HEAVY_RATIO else "bilog")
             else:
                 self.c_kind.append("rms")
-        self._log = np.array([k != "rms" for k in self.c_kind])
+        self._log = np.array([k.startswith("bilog") for k in self.c_kind])
+        self._bounded = np.isfinite(self.c_bound)
         self._depth = np.array([2 if k == "bilog2" else 1 for k in self.c_kind])
         # per-column factor of the linear (rms) map and scale of the log map
         self._factor = np.where(self._log, self.c_scale, self.c_rms)
@@ -341,11 +400,13 @@ class OutcomeUnits:
     def c(self, c: Any) -> np.ndarray:
         """Constraint values (raw, last axis m) in policy units."""
         c = np.asarray(c, dtype=float)
-        if not self._log.any():
+        if not (self._log.any() or self._bounded.any()):
             return c / self.c_rms
-        out = c / np.where(self._log, 1.0, self.c_rms)
+        out = c / np.where(self._log | self._bounded, 1.0, self.c_rms)
         for j in np.flatnonzero(self._log):
             out[..., j] = bilog(c[..., j], self.c_scale[j], int(self._depth[j]))
+        for j in np.flatnonzero(self._bounded):
+            out[..., j] = bound_log(c[..., j], float(self.c_bound[j]))
         return out
 
     def c_to_raw(self, v: Any):
@@ -355,15 +416,26 @@ class OutcomeUnits:
         if _is_torch(v):
             torch = _torch()
             lin = (v * torch.as_tensor(self.c_rms, dtype=v.dtype)).clamp(-_MAX, _MAX)
-            if not self._log.any():
-                return lin
-            return torch.where(torch.as_tensor(self._log), bilog_inverse(v, self.c_scale, self._depth), lin)
+            if self._log.any():
+                lin = torch.where(
+                    torch.as_tensor(self._log), bilog_inverse(v, self.c_scale, self._depth), lin
+                )
+            if self._bounded.any():
+                b = torch.as_tensor(np.where(self._bounded, self.c_bound, 1.0), dtype=v.dtype)
+                mask = torch.as_tensor(self._bounded)
+                inner = torch.where(mask, v, torch.zeros_like(v))  # the branch not taken stays finite
+                lin = torch.where(mask, bound_log_inverse(inner, b, torch).clamp(-_MAX, _MAX), lin)
+            return lin
         v = np.asarray(v, dtype=float)
         with np.errstate(over="ignore"):
             lin = np.clip(v * self.c_rms, -_MAX, _MAX)
-        if not self._log.any():
-            return lin
-        return np.where(self._log, bilog_inverse(v, self.c_scale, self._depth), lin)
+        if self._log.any():
+            lin = np.where(self._log, bilog_inverse(v, self.c_scale, self._depth), lin)
+        if self._bounded.any():
+            with np.errstate(over="ignore"):
+                b = np.where(self._bounded, self.c_bound, 1.0)
+                lin = np.where(self._bounded, np.clip(bound_log_inverse(v, b), -_MAX, _MAX), lin)
+        return lin
 
     def describe(self) -> dict[str, Any]:
         """The maps in use: ``{"objective": kind, "constraints": [kind, ...]}`` (JSON-able)."""
