@@ -367,6 +367,38 @@ def test_auto_bounds_models_a_capped_ratio_constraint_by_its_log_distance_to_the
     again.close()
 
 
+def test_slack_cei_in_debt_past_a_bound_maps_floor_asks_for_feasible_points(monkeypatch):
+    """A floored constraint r(x) - 1 in auto-bounds units can never go below its floor: a debt whose
+    per-ask margin lies past it made the threshold -2^200 in the models' units, and slack-cei's
+    acquisition gradient NaN (BoTorch's OptimizationGradientError, found on the welded beam). Now such
+    a margin is repaid by no point, and the threshold is 0 (feasibility), as the rule's relaxation."""
+    from ckb.optimizer.policies.pcei import _signed_thresholds, _thresholds
+
+    def floored(x):
+        return float(x[0] + x[1]), [float(10.0 ** (4.0 * x[0] - 2.0) - 1.0)]  # >= -1, debt where x0 > 0.5
+
+    seen = _spy_decisions(monkeypatch, "slack-cei")
+    opt = ckb.Optimizer(
+        [0, 0],
+        [1, 1],
+        policy="slack-cei",
+        budget=13,
+        n_init=10,
+        seed=0,
+        outcome_transform="auto-bounds",
+        **FAST,
+    )
+    run(opt, 13, floored)
+    d = seen[-1]
+    assert opt.metrics()["outcome_units"]["constraints"] == ["bound"]
+    raw = np.array([t["constraints"][0] for t in opt.history()[:12]])
+    margin = -raw.sum() / (d.rounds_left + 1)
+    assert margin < -1.0  # past the floor: no point can repay it at this pace
+    assert _signed_thresholds(np.array([margin]), d.c_to_raw, 1)[0] == -np.inf
+    assert _thresholds(np.array([1e3]), lambda w: np.minimum(w, 2.0), 1)[0] == np.inf  # a cap below it
+    assert all(t["state"] == "complete" for t in opt.history())
+
+
 def test_one_huge_objective_value_leaves_the_order_of_the_others_to_the_policy(monkeypatch):
     """A heavy-tailed objective gets the normal scores of its ranks: the others keep their order (not
     their spacing: only the order decides the incumbent and where the GP puts the optimum), and a

@@ -162,14 +162,16 @@ class PessimisticCEI(RuleOptimizerPolicy):
 
 def _thresholds(allowance, to_raw, m: int) -> np.ndarray | None:
     """The allowance (constraints' own units) in the models' units: the largest v >= 0 with
-    ``to_raw(v) <= allowance`` per constraint (bisection; ``to_raw`` is monotone with 0 -> 0). None when
-    there is no budget (threshold 0)."""
+    ``to_raw(v) <= allowance`` per constraint (bisection; ``to_raw`` is monotone with 0 -> 0); +inf
+    where no model value maps beyond the allowance (a bound map's cap below it: every value is
+    affordable). None when there is no budget (threshold 0)."""
     if allowance is None:
         return None
     a = np.asarray(allowance, dtype=float).reshape(m)
     if to_raw is None:
         return a.copy()
     lo, hi = np.zeros(m), np.ones(m)
+    over = np.zeros(m, dtype=bool)
     for _ in range(200):  # grow hi until it maps beyond the allowance
         over = np.asarray(to_raw(hi[None, :]), dtype=float).reshape(m) > a
         if np.all(over | (a <= 0)):
@@ -179,12 +181,13 @@ def _thresholds(allowance, to_raw, m: int) -> np.ndarray | None:
         mid = 0.5 * (lo + hi)
         ok = np.asarray(to_raw(mid[None, :]), dtype=float).reshape(m) <= a
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
-    return np.where(a <= 0, 0.0, lo)
+    return np.where(a <= 0, 0.0, np.where(over, lo, np.inf))
 
 
 def _signed_thresholds(allowance: np.ndarray, to_raw, m: int) -> np.ndarray:
     """:func:`_thresholds` for a signed allowance: a negative entry maps to the smallest-magnitude v <= 0
-    with ``to_raw(v) <= allowance`` (by the same bisection on the mirrored map)."""
+    with ``to_raw(v) <= allowance`` (by the same bisection on the mirrored map), -inf where no model
+    value maps that low (a bound map's floor above it)."""
     a = np.asarray(allowance, dtype=float).reshape(m)
     if to_raw is None:
         return a.copy()

@@ -35,7 +35,11 @@ class SlackCEI(PessimisticCEI):
         c = np.asarray(ctx.c, dtype=float).reshape(-1, self.m)
         raw = c if ctx.c_to_raw is None else np.asarray(ctx.c_to_raw(c), dtype=float).reshape(-1, self.m)
         a = -raw.sum(axis=0) / (int(ctx.rounds_left) + 1)
-        return a, _signed_thresholds(a, ctx.c_to_raw, self.m)
+        tau = _signed_thresholds(a, ctx.c_to_raw, self.m)
+        # a debt's margin below what the constraint's model can reach at all (the floor of its bound
+        # map) is repaid by no point: merely feasible, as when no point is admissible (_relaxed);
+        # -inf would also make the probability of feasibility's gradient NaN
+        return a, np.where(np.isneginf(tau), 0.0, tau)
 
     def _relaxed(self, tau) -> np.ndarray | None:
         """In debt (some threshold < 0) with no point the models are confident repays it at this rate:
