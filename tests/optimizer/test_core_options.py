@@ -367,15 +367,19 @@ def test_auto_bounds_models_a_capped_ratio_constraint_by_its_log_distance_to_the
     again.close()
 
 
-def test_slack_cei_in_debt_past_a_bound_maps_floor_asks_for_feasible_points(monkeypatch):
-    """A floored constraint r(x) - 1 in auto-bounds units can never go below its floor: a debt whose
-    per-ask margin lies past it made the threshold -2^200 in the models' units, and slack-cei's
-    acquisition gradient NaN (BoTorch's OptimizationGradientError, found on the welded beam). Now such
-    a margin is repaid by no point, and the threshold is 0 (feasibility), as the rule's relaxation."""
-    from ckb.optimizer.policies.pcei import _signed_thresholds, _thresholds
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_slack_cei_with_a_margin_past_a_bound_maps_floor_or_cap_asks_all_points(monkeypatch, sign):
+    """In auto-bounds units a floored constraint r(x) - 1 can never go below its floor, a capped one
+    1 - r(x) never above its cap. A debt whose per-ask margin lies past the floor made the threshold
+    about -2^200 in the models' units and slack-cei's acquisition gradient NaN (BoTorch's
+    OptimizationGradientError, found on the welded beam); an infinite threshold for a credit past the
+    cap did the same (found on the spring). Now a debt no point can repay gives the threshold 0
+    (feasibility), as the rule's relaxation, and such a credit a far finite one."""
+    from ckb.optimizer.policies.pcei import _signed_thresholds
+    from ckb.optimizer.policies.slack_cei import FAR_THRESHOLD
 
-    def floored(x):
-        return float(x[0] + x[1]), [float(10.0 ** (4.0 * x[0] - 2.0) - 1.0)]  # >= -1, debt where x0 > 0.5
+    def g(x):  # r = 10^(4 x0 - 2) spans 1e-2..1e2: the values crowd against the bound
+        return float(x[0] + x[1]), [sign * float(10.0 ** (4.0 * x[0] - 2.0) - 1.0)]
 
     seen = _spy_decisions(monkeypatch, "slack-cei")
     opt = ckb.Optimizer(
@@ -388,15 +392,16 @@ def test_slack_cei_in_debt_past_a_bound_maps_floor_asks_for_feasible_points(monk
         outcome_transform="auto-bounds",
         **FAST,
     )
-    run(opt, 13, floored)
+    run(opt, 13, g)
     d = seen[-1]
     assert opt.metrics()["outcome_units"]["constraints"] == ["bound"]
+    assert all(t["state"] == "complete" for t in opt.history())
     raw = np.array([t["constraints"][0] for t in opt.history()[:12]])
     margin = -raw.sum() / (d.rounds_left + 1)
-    assert margin < -1.0  # past the floor: no point can repay it at this pace
-    assert _signed_thresholds(np.array([margin]), d.c_to_raw, 1)[0] == -np.inf
-    assert _thresholds(np.array([1e3]), lambda w: np.minimum(w, 2.0), 1)[0] == np.inf  # a cap below it
-    assert all(t["state"] == "complete" for t in opt.history())
+    assert sign * margin < -2.0  # past the floor (a debt) or the cap (a credit) of the map
+    assert _signed_thresholds(np.array([margin]), d.c_to_raw, 1)[0] == -sign * np.inf
+    _, tau = opt.policy._allowance(d)
+    assert tau[0] == (0.0 if sign > 0 else FAR_THRESHOLD)
 
 
 def test_one_huge_objective_value_leaves_the_order_of_the_others_to_the_policy(monkeypatch):

@@ -19,6 +19,9 @@ from ckb.optimizer.policies.pcei import PessimisticCEI, _signed_thresholds
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
 from ckb.rules.feasible_ei import SlackCEIRule
 
+#: the models'-units threshold of a credit no model value can use up (a bound map's cap below it)
+FAR_THRESHOLD = 1.0e6
+
 
 @OPTIMIZER_POLICIES.register("slack-cei", aliases=("cumulative-cei",))
 class SlackCEI(PessimisticCEI):
@@ -37,9 +40,10 @@ class SlackCEI(PessimisticCEI):
         a = -raw.sum(axis=0) / (int(ctx.rounds_left) + 1)
         tau = _signed_thresholds(a, ctx.c_to_raw, self.m)
         # a debt's margin below what the constraint's model can reach at all (the floor of its bound
-        # map) is repaid by no point: merely feasible, as when no point is admissible (_relaxed);
-        # -inf would also make the probability of feasibility's gradient NaN
-        return a, np.where(np.isneginf(tau), 0.0, tau)
+        # map) is repaid by no point: merely feasible, as when no point is admissible (_relaxed); a
+        # credit beyond its cap admits every value: P(g <= FAR) = 1 to double precision. Infinite
+        # thresholds would make the gradient of P(g <= tau) NaN (inf / sd times a zero density).
+        return a, np.where(np.isneginf(tau), 0.0, np.where(np.isposinf(tau), FAR_THRESHOLD, tau))
 
     def _relaxed(self, tau) -> np.ndarray | None:
         """In debt (some threshold < 0) with no point the models are confident repays it at this rate:
