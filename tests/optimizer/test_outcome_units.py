@@ -120,7 +120,7 @@ def test_heavy_objective_gets_rank_normal_scores():
 
 
 @pytest.mark.parametrize("big", [1e155, 1e300, DBL_MAX, -DBL_MAX])
-@pytest.mark.parametrize("transform", ["auto", "rms", "bilog"])
+@pytest.mark.parametrize("transform", ["auto", "rms", "bilog", "auto-bounds"])
 def test_no_overflow_and_no_silent_zeros(big, transform):
     """One value of 1e155 or more made the RMS or the standard deviation overflow: every value became 0
     (or NaN) in policy units, silently. Now nothing overflows; with the robust maps the other values

@@ -284,21 +284,47 @@ def bound_log(v: Any, b: float) -> np.ndarray:
     r"""The log map of the distance to a bound :math:`b \ne 0`: :math:`L_b(v) = -\mathrm{sign}(b)
     \log(1 - v/b)`, increasing, :math:`L_b(0) = 0`, slope :math:`1/|b|` at 0; for a cap (:math:`b > 0`)
     :math:`L_b(1 - r) \approx -\log r` near the cap, for a floor (:math:`b < 0`) the log of the
-    distance above it. Computed as :math:`\mp\mathrm{log1p}(-v/b)` (exact signs for tiny values);
-    values at or past the bound (never among the fitted ones) map as the last double before it."""
+    distance above it. Computed as :math:`\mp\mathrm{log1p}(-v/b)` (exact signs for tiny values), as
+    :math:`\mp(\log|v| - \log|b|)` where :math:`v/b` overflows; values at or past the bound (never
+    among the fitted ones) map as the last double before it."""
     v = np.asarray(v, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        u = np.maximum(-v / b, np.nextafter(-1.0, 0.0))
-        return -math.copysign(1.0, b) * np.log1p(u)
+    edge = np.nextafter(-1.0, 0.0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        q = -v / b
+        near = np.log1p(np.maximum(np.where(np.isfinite(q), q, 0.0), edge))
+        far = np.log(np.abs(v)) - math.log(abs(b))
+        out = np.where(q == np.inf, far, np.where(q == -np.inf, np.log1p(edge), near))
+    return -math.copysign(1.0, b) * out
+
+
+#: the inverse of the bound map switches to its log form past this exponent (where expm1 nears overflow)
+_BOUND_EXP = 700.0
+_LOG_MAX = math.log(_MAX)
 
 
 def bound_log_inverse(w: Any, b: Any, xp: Any = np):
-    r"""The inverse of :func:`bound_log`: :math:`v = b\,(1 - e^{-\mathrm{sign}(b)\,w})` (numpy or torch),
-    with the exponent capped at 700 (past it :math:`|v| > 10^{304}|b|`, which the caller clips to the
-    float range): nothing overflows to inf, so torch's gradients stay finite."""
+    r"""The inverse of :func:`bound_log`: :math:`v = b\,(1 - e^{e})`, :math:`e = -\mathrm{sign}(b)\,w`
+    (numpy or torch): :math:`-b\,\mathrm{expm1}(e)` up to :math:`e = 700`, beyond it
+    :math:`-\mathrm{sign}(b)(e^{e + \log|b|} - |b|)` with the exponent capped at :math:`\log` DBL_MAX
+    (a value past the float range maps to about DBL_MAX). No branch overflows to inf, taken or not, so
+    torch's gradients stay finite."""
     if xp is np:
-        return b * -np.expm1(np.minimum(-np.sign(b) * w, 700.0))
-    return b * -xp.expm1((-xp.sign(b) * w).clamp(max=700.0))
+        sign, e = np.sign(b), -np.sign(b) * np.asarray(w, dtype=float)
+        small = e <= _BOUND_EXP
+        with np.errstate(over="ignore"):
+            near = b * -np.expm1(np.minimum(e, _BOUND_EXP))
+            far = -sign * (
+                np.exp(np.minimum(np.where(small, 0.0, e) + np.log(np.abs(b)), _LOG_MAX)) - np.abs(b)
+            )
+        return np.where(small, near, far)
+    sign = xp.sign(b)
+    e = -sign * w
+    small = e <= _BOUND_EXP
+    near = b * -xp.expm1(e.clamp(max=_BOUND_EXP))
+    far = -sign * (
+        xp.exp((xp.where(small, xp.zeros_like(e), e) + xp.log(b.abs())).clamp(max=_LOG_MAX)) - b.abs()
+    )
+    return xp.where(small, near, far)
 
 
 def _robust(choice: str, heavy: bool) -> bool:
