@@ -418,7 +418,7 @@ class OutcomeUnits:
                 self.c_ratio[j] = big[j] / sj if sj > 0 else 0.0
             self.c_scale[j] = sj if sj > 0 else 1.0
             heavy = not plain[j] or self.c_ratio[j] > CONSTRAINT_LOG_RATIO
-            if _robust(c_choice.replace("bounds", "auto"), heavy):
+            if _robust("auto" if c_choice == "bounds" else c_choice, heavy):
                 self.c_kind.append("bilog2" if self.c_ratio[j] > HEAVY_RATIO else "bilog")
             else:
                 self.c_kind.append("rms")
