@@ -266,9 +266,10 @@ def test_auto_bounds_maps_ratio_constraints_by_the_log_distance_to_their_bound()
 
 
 def test_auto_bounds_gradients_stay_finite_far_out_in_every_column():
-    """slack-cei maximizes through c_to_raw in torch: a model value far below a cap or far above a floor
-    (e^800 past the float range), or far out in an rms column beside a bound map, made the gradient NaN
-    (the acquisition maximizer then failed on the welded beam). Now every gradient is finite."""
+    """Acquisitions may differentiate through c_to_raw in torch: in a first version a model value far
+    below a cap or far above a floor (e^800 past the float range), or far out in an rms column beside a
+    bound map (the branch torch.where did not take), made the gradient NaN. Now every gradient is
+    finite."""
     c = _ratio_constraints(20, 1)
     units = OutcomeUnits(np.zeros(20), c, minimize=True, m=3, transform="auto-bounds")
     assert units.describe()["constraints"] == ["bound", "bound", "rms"]
