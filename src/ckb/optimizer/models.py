@@ -477,10 +477,9 @@ class OutcomeUnits:
             lin = np.clip(v * self.c_rms, -_MAX, _MAX)
         if self._log.any():
             lin = np.where(self._log, bilog_inverse(v, self.c_scale, self._depth), lin)
-        if self._bounded.any():
-            with np.errstate(over="ignore"):
-                b = np.where(self._bounded, self.c_bound, 1.0)
-                lin = np.where(self._bounded, np.clip(bound_log_inverse(v, b), -_MAX, _MAX), lin)
+        if self._bounded.any():  # bound_log_inverse silences its own overflow to inf
+            b = np.where(self._bounded, self.c_bound, 1.0)
+            lin = np.where(self._bounded, np.clip(bound_log_inverse(v, b), -_MAX, _MAX), lin)
         return lin
 
     def describe(self) -> dict[str, Any]:
