@@ -175,6 +175,28 @@ def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_uni
         _run(tmp_path / "u.db", 10, {"policy": "pcei", **FAST})
 
 
+def test_a_study_stored_with_auto_before_the_bound_map_resumes_with_its_units(tmp_path):
+    """A sampler spec stored with "auto" and no units version was decided without the bound map:
+    it resumes with "auto-no-bounds" and refuses the "auto" of today."""
+    from ckb.integrations.optuna import SPEC_KEY
+    from ckb.studies.storage import dumps, loads
+
+    _run(tmp_path / "b.db", 8, {"policy": "pcei", **FAST})
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'b.db'}")
+    sid = storage.get_study_id_from_name("s")
+    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
+    assert spec["outcome_transform"] == "auto" and spec["units"] == 2
+    del spec["units"]
+    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+    with pytest.raises(
+        InvalidInputError,
+        match="outcome_transform='auto-no-bounds'; this sampler has outcome_transform='auto'",
+    ):
+        _run(tmp_path / "b.db", 9, {"policy": "pcei", **FAST})
+    _, study = _run(tmp_path / "b.db", 9, {"policy": "pcei", "outcome_transform": "auto-no-bounds", **FAST})
+    assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 9
+
+
 # -------------------------------------------------------------------------------------- end to end
 def test_gardner1_end_to_end_finds_a_feasible_point_near_the_optimum():
     sampler = CKBSampler(constraints_func=_constraints, seed=0, **FAST)  # the best-feasible goal's policy

@@ -325,20 +325,21 @@ def test_one_huge_constraint_value_no_longer_silences_the_others(monkeypatch):
     assert opt.history()[-1]["info"]["units"] == {"objective": "standardize", "constraints": ["bilog2"]}
 
 
-def test_auto_bounds_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(monkeypatch, tmp_path):
-    """g = 1 - r(x) with r spanning decades (the tension spring's first constraint): "auto" keeps it in
-    rms units, where every value but the feasible corner's sits at about 1; "auto-bounds" hands the
-    policy -log(1 - g / b), b just past the largest value, and maps the models' values back exactly.
-    The setting is stored with the study and resumed."""
+def test_auto_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(monkeypatch, tmp_path):
+    """g = 1 - r(x) with r spanning six decades (the tension spring's first constraint): "auto-no-bounds"
+    (the default before the bound map) keeps it in rms units, where every value but the feasible
+    corner's sits at about 1; "auto" hands the policy -log(1 - g / b), b just past the largest value,
+    and maps the models' values back exactly. The setting is stored with the study and resumed; a study
+    stored with "auto" before the bound map joined it resumes with "auto-no-bounds", its units."""
 
     def capped(x):
-        r = 10.0 ** (4.0 * x[0] - 3.0)  # 1e-3 .. 10: feasible where r >= 1, x0 >= 0.75
+        r = 10.0 ** (6.0 * x[0] - 5.0)  # 1e-5 .. 10: feasible where r >= 1, x0 >= 5/6
         return float(x[0] + x[1]), [float(1.0 - r)]
 
     seen = _spy_decisions(monkeypatch, "cei")
     path = tmp_path / "s.db"
     units = {}
-    for transform in ("auto", "auto-bounds"):
+    for transform in ("auto-no-bounds", "auto"):
         opt = ckb.Optimizer(
             [0, 0],
             [1, 1],
@@ -356,15 +357,70 @@ def test_auto_bounds_models_a_capped_ratio_constraint_by_its_log_distance_to_the
         d = seen[-1]
         raw = np.array([t["constraints"][0] for t in opt.history()[:10]])  # what the last ask saw
         np.testing.assert_allclose(d.c_to_raw(d.c)[:, 0], raw, rtol=1e-12, atol=1e-15)
-        if transform == "auto-bounds":
+        if transform == "auto":
             b = raw.max() + float(np.median(np.unique(raw.max() - raw)[1:]))
             np.testing.assert_allclose(d.c[:, 0], -np.log1p(-raw / b), rtol=1e-12)
         opt.close()
-    assert units == {"auto": ["rms"], "auto-bounds": ["bound"]}
-    again = ckb.Optimizer.load(path, "auto-bounds")
-    assert again.outcome_transform == "auto-bounds"
+    assert units == {"auto-no-bounds": ["rms"], "auto": ["bound"]}
+    again = ckb.Optimizer.load(path, "auto")
+    assert again.outcome_transform == "auto"
     assert again.metrics()["outcome_units"]["constraints"] == ["bound"]
     again.close()
+    # the study as a version before the bound map stored it: "auto", no units version
+    import sqlite3
+
+    from ckb.studies.storage import dumps, loads
+
+    with sqlite3.connect(path) as conn:
+        spec = loads(conn.execute("SELECT spec FROM studies WHERE name = 'auto'").fetchone()[0])
+        del spec["units"]
+        conn.execute("UPDATE studies SET spec = ? WHERE name = 'auto'", (dumps(spec),))
+    conn.close()
+    old = ckb.Optimizer.load(path, "auto")
+    assert old.outcome_transform == "auto-no-bounds"
+    assert old.metrics()["outcome_units"]["constraints"] == ["rms"]
+    old.close()
+    with pytest.raises(
+        InvalidInputError,
+        match="created with outcome_transform = 'auto-no-bounds', but this Optimizer was given "
+        "outcome_transform = 'auto'",
+    ):
+        ckb.Optimizer(
+            [0, 0],
+            [1, 1],
+            policy="cei",
+            budget=12,
+            n_init=10,
+            seed=0,
+            storage=path,
+            study_name="auto",
+            **FAST,
+        )
+
+
+@pytest.mark.parametrize(
+    "policy, kind",
+    [
+        ("ckb-ucb", "rms"),
+        ("penalty-noisy", "rms"),
+        ("queue-ucb", "rms"),
+        ("rpol-ucb", "bound"),
+        ("pcei", "bound"),
+    ],
+)
+def test_auto_leaves_the_bound_map_out_for_rules_that_weigh_signed_constraints(policy, kind):
+    """The primal-dual, penalty and queue rules weigh the signed constraint estimates together, where the
+    bound map lets one constraint's stretched margin buy another's violation (OptimizerPolicy.bound_map):
+    under "auto" they see the capped ratio constraint in rms units, the others by the bound map."""
+
+    def capped(x):
+        r = 10.0 ** (6.0 * x[0] - 5.0)
+        return float(x[0] + x[1]), [float(1.0 - r)]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], policy=policy, budget=12, n_init=10, seed=0, **FAST)
+    run(opt, 10, capped)
+    assert opt.metrics()["outcome_units"]["constraints"] == [kind]
+    assert opt.units().describe()["constraints"] == [kind]
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
@@ -442,7 +498,7 @@ def test_huge_objective_values_do_not_overflow(big):
 def test_a_bad_outcome_transform_is_named():
     with pytest.raises(
         InvalidInputError,
-        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', got 'log'",
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', 'auto-no-bounds', got 'log'",
     ):
         ckb.Optimizer([0, 0], [1, 1], outcome_transform="log")
 

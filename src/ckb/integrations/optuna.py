@@ -27,7 +27,8 @@ the reference, so that a heavy-tailed constraint gets the log map as in the opti
 noise floor, and no evaluated point again), pending-point fantasies and batch separation, the
 :class:`~ckb.optimizer.acquisition.Maximizer`, and the policy's state and generator. A study whose
 sampler settings predate ``outcome_transform`` was decided in plain RMS units (objective standardized,
-constraints divided by their RMS) and resumes only with ``outcome_transform="rms"``.
+constraints divided by their RMS) and resumes only with ``outcome_transform="rms"``; one stored with
+``"auto"`` before the bound map joined ``auto`` resumes with ``outcome_transform="auto-no-bounds"``.
 Objective from the study's direction, constraints in Optuna's convention
 (feasible where every value is ``<= 0``), from ``constraints_func`` (called in :meth:`after_trial`, as
 Optuna's own samplers do) or from ``trial.set_constraint`` (Optuna >= 5), read from the trial's
@@ -147,8 +148,9 @@ from ckb.optimizer.core import (
     _snapshot,
     _stored_params,
     _torch_threads,
+    units_transform,
 )
-from ckb.optimizer.models import OutcomeUnits
+from ckb.optimizer.models import UNITS_VERSION, OutcomeUnits, stored_transform
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
@@ -388,7 +390,8 @@ class CKBSampler(BaseSampler):
         positive parts (a number or one per constraint, in the constraints' units) the evaluations after
         the initial design (trial numbers >= ``n_startup_trials``) may spend, as in ckb.Optimizer.
     outcome_transform : the units the policy sees, as in ckb.Optimizer (``"auto"``, ``"rms"``,
-        ``"bilog"``, ``"bilog-constraints"``, ``"auto-bounds"``); the study keeps the raw values.
+        ``"bilog"``, ``"bilog-constraints"``, ``"auto-no-bounds"``; ``"auto-bounds"`` is ``"auto"``);
+        the study keeps the raw values.
     exact : the evaluations are noise-free, as in ckb.Optimizer: the GPs' noise floor is 1e-6 and no
         evaluated point (complete, failed or pruned) is proposed again.
     categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).
@@ -559,6 +562,7 @@ class CKBSampler(BaseSampler):
             "n_trials": self.n_trials if self._needs_horizon else None,
             "violation_budget": self.violation_budget,
             "outcome_transform": self.outcome_transform,
+            "units": UNITS_VERSION,
             "exact": self.exact,
             "m": m,
             "minimize": minimize,
@@ -627,6 +631,8 @@ class CKBSampler(BaseSampler):
             study._storage.set_study_system_attr(study._study_id, SPEC_KEY, dumps(ours))
             return
         stored = {**_SPEC_BEFORE_UNITS, **loads(attrs[SPEC_KEY])}
+        # "auto" stored before the bound map joined it is "auto-no-bounds" today
+        stored.update(outcome_transform=stored_transform(stored), units=UNITS_VERSION)
         for key, value in ours.items():
             if dumps(stored.get(key)) != dumps(value):
                 raise InvalidInputError(
@@ -644,7 +650,7 @@ class CKBSampler(BaseSampler):
         todo = [(t, y, c) for t, _, y, c in data.complete if t.number in mine and t.number not in done]
         todo.sort(key=lambda row: _completion_key(row[0]))
         for t, y, c in todo:  # in the units of the data with this result, as the optimizer's tell
-            units = data.units_at(t.number, self.outcome_transform)
+            units = data.units_at(t.number, units_transform(self.outcome_transform, self._policy_cls))
             policy.observe(float(units.y(y)), units.c(c))
         return [t.number for t, _, _ in todo]
 
@@ -656,7 +662,7 @@ class CKBSampler(BaseSampler):
 
         with _torch_threads(self.torch_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
-            units = data.units(self.outcome_transform)
+            units = data.units(units_transform(self.outcome_transform, self._policy_cls))
             y_p, c_p = units.y(data.y), units.c(data.c)
             models, models_state = _fit_models(
                 policy,

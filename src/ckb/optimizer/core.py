@@ -33,8 +33,11 @@ values O(1) when a constraint is far from 0 everywhere, so the clip G does not f
 ``"bilog"``: each constraint :math:`B(c_j/s_j)` with :math:`B(v) = \mathrm{sign}(v)\log(1 + |v|)`
 (BoTorch's Bilog) and :math:`s_j` the median of the distinct nonzero :math:`|c_j|` of the initial design,
 applied twice (:math:`B(B(c_j/s_j))`) when :math:`\max|c_j|/s_j > 10^3`; the objective by the normal
-scores of its ranks. ``"auto"`` (default), per target: ``rms`` units unless the target is heavy-tailed
--- its moments overflow, or its largest magnitude exceeds 30 robust scales of the design's values for
+scores of its ranks. ``"auto"`` (default): first, a constraint whose values crowd against one side
+far from 0 (such as :math:`1 - r(x)` with a ratio :math:`r` spanning decades: values of 0.99-1 over
+most of the box) is modelled as the log of its distance to a bound just past them, for the policies
+that allow it (:attr:`~ckb.optimizer.policies.OptimizerPolicy.bound_map`); otherwise, per target: ``rms``
+units unless the target is heavy-tailed -- its moments overflow, or its largest magnitude exceeds 30 robust scales of the design's values for
 a constraint (:math:`\max|c_j| / s_j`), :math:`10^3` for the objective (:math:`\max|u - m| / s` with
 :math:`m` the design's median and :math:`s` the median distinct nonzero :math:`|u - m|` there) -- then
 the robust map. Measured choices (:mod:`ckb.optimizer.models` gives the numbers): the thresholds
@@ -43,7 +46,9 @@ largest objective ratio 84, Hartmann-6's) from the constraints whose RMS a few v
 spring's reach 128, the welded beam's 2.5e4, a simulator's 1e10 or DBL_MAX sentinel far more), so the
 six problems' asked points stay bit for bit what they were; the scale comes from the design because
 a run that converges on an active constraint puts most values near 0 (on all observations the ratio
-reached 7e3 on Gardner 2 with CEI). The raw values stay in the study untouched; :meth:`Optimizer.units`
+reached 7e3 on Gardner 2 with CEI). ``"auto-no-bounds"``: ``"auto"`` without the bound map, the
+default before it; a study stored with ``"auto"`` before then resumes with it (its decisions keep their
+units). The raw values stay in the study untouched; :meth:`Optimizer.units`
 gives the map in use, and its ``c_to_raw`` (the exact inverse, monotone, 0 -> 0) is what a policy gets
 to compare a violation with a budget in the constraint's own units. Nothing overflows: moments are
 scaled before squaring.
@@ -146,10 +151,12 @@ from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.models import (
     OUTCOME_TRANSFORMS,
+    UNITS_VERSION,
     NumericsError,
     OutcomeUnits,
     capture_warnings,
     first_distinct,
+    stored_transform,
 )
 from ckb.optimizer.space import Space, nearest_unused
 from ckb.optimizer.space import initial_design as sobol_design
@@ -227,6 +234,14 @@ def _check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise InvalidInputError(f"{name} must be True or False, got {value!r}.")
     return bool(value)
+
+
+def units_transform(transform: str, policy_cls: Any) -> str:
+    """The outcome transform a policy's decisions use: ``transform``, except that ``"auto"`` leaves out
+    the bound map for a policy class with ``bound_map = False`` (its ``"auto-no-bounds"``)."""
+    if transform == "auto" and not getattr(policy_cls, "bound_map", True):
+        return "auto-no-bounds"
+    return transform
 
 
 def _check_outcome_transform(value: Any) -> str:
@@ -324,10 +339,13 @@ class Optimizer:
         sum_t [g_j(x_t)]+ (own units, over the evaluations after the initial design) the run
         may spend; 0: avoid every violation you can. Policies that read it see what is left
         (``metrics()["violation_budget_left"]``).
-    outcome_transform : ``"auto"`` (default), ``"rms"``, ``"bilog"``, ``"bilog-constraints"`` (the
-        constraints as ``"bilog"``, the objective as ``"auto"``) or ``"auto-bounds"`` (as ``"auto"``,
-        and a constraint whose values crowd against one side, such as ``1 - r(x)`` with a ratio r
-        spanning decades, as the log of its distance to that bound): the units the policies see
+    outcome_transform : ``"auto"`` (default: a constraint whose values crowd against one side far from
+        0, such as ``1 - r(x)`` with a ratio r spanning decades, as the log of its distance to that
+        bound, unless the policy's ``bound_map`` is False; a heavy-tailed target by a log map; the
+        others in RMS units), ``"rms"``, ``"bilog"``,
+        ``"bilog-constraints"`` (the constraints as ``"bilog"``, the objective as ``"auto"``) or
+        ``"auto-no-bounds"`` (``"auto"`` without the bound map, the default before it; ``"auto-bounds"``
+        is another name for ``"auto"``): the units the policies see
         (:class:`~ckb.optimizer.models.OutcomeUnits`); the study keeps the raw values.
     exact : the evaluations are noise-free: no point is evaluated twice, and the GPs' noise floor is
         ``EXACT_NOISE_FLOOR`` (1e-6) instead of 1e-4.
@@ -401,7 +419,13 @@ class Optimizer:
         if not isinstance(self.study_name, str) or not self.study_name:
             raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
         self.study = Study.open(
-            storage, self.study_name, self._spec(), self._initial_state, _IDENTITY, defaults=_LEGACY
+            storage,
+            self.study_name,
+            self._spec(),
+            self._initial_state,
+            _IDENTITY,
+            defaults=_LEGACY,
+            upgrade=_upgrade_spec,
         )
         try:
             self._load_latest()
@@ -520,6 +544,7 @@ class Optimizer:
             "initial_design": None if self._user_design is None else self._user_design.tolist(),
             "violation_budget": self.violation_budget,
             "outcome_transform": self.outcome_transform,
+            "units": UNITS_VERSION,
             "exact": self.exact,
             "policy_params": self.policy_params,
             "options": {key: getattr(self, key) for key in _RUNTIME},
@@ -708,7 +733,12 @@ class Optimizer:
         _, y, c = complete_arrays(trials)
         ref = [is_design(t) for t in trials if t["state"] == "complete"]
         return OutcomeUnits(
-            y, c, minimize=self.minimize, m=self.m, transform=self.outcome_transform, reference=ref
+            y,
+            c,
+            minimize=self.minimize,
+            m=self.m,
+            transform=units_transform(self.outcome_transform, self._policy_cls),
+            reference=ref,
         )
 
     def _context(self, trials: list[dict]) -> dict[str, Any]:
@@ -898,8 +928,15 @@ class Optimizer:
         )
 
 
+def _upgrade_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A stored optimizer spec in today's names: its ``outcome_transform`` as the units its decisions
+    were made in (``"auto"`` stored before the bound map joined it is ``"auto-no-bounds"``)."""
+    return {**spec, "outcome_transform": stored_transform(spec, _LEGACY["outcome_transform"])}
+
+
 def _stored_options(spec: dict[str, Any], name: str, path: Path) -> tuple[tuple, dict[str, Any]]:
     """The constructor's arguments stored in an optimizer study's spec."""
+    spec = _upgrade_spec(spec)
     try:
         args = (spec["lower"], spec["upper"], spec["m"])
         kwargs = {key: spec[key] for key in ("policy", "budget", "minimize", "n_init", "seed", "candidates")}

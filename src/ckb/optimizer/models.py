@@ -12,9 +12,12 @@ so that 0 stays the feasibility threshold:
   repeated by a capped simulator counts once); applied twice, :math:`B(B(c_j/s_j))`, when
   :math:`\max|c_j|/s_j > 10^3`; the objective by the normal scores of its ranks,
   :math:`\tilde f = \Phi^{-1}((r - \tfrac12)/n)`;
-- ``auto``: per target, ``rms`` unless heavy-tailed (moments that overflow, or a largest magnitude
-  beyond 30 robust scales of the design's values for a constraint, :math:`10^3` for the objective),
-  then ``bilog``'s map;
+- ``auto`` (the default): per constraint, first the map of the distance to a bound its values crowd
+  against (below); otherwise, per target, ``rms`` unless heavy-tailed (moments that overflow, or a
+  largest magnitude beyond 30 robust scales of the design's values for a constraint, :math:`10^3` for
+  the objective), then ``bilog``'s map;
+- ``auto-no-bounds``: ``auto`` without the bound map, the default before it (a study stored by
+  that version resumes with it: :func:`stored_transform`);
 - ``bilog-constraints``: each constraint by ``bilog``'s map, the objective as ``auto``. Measured with
   ``pcei`` at 20 seeds on six benchmark problems (variant ``pcei-bilog-constraints``;
   ``docs/results-constrained-benchmark.md``): on the tension/compression spring, whose first
@@ -23,26 +26,32 @@ so that 0 stays the feasibility threshold:
   design against 41.5 (scaled violation 13 against 25); on Branin-disk 5 against 3, with a scaled
   violation of 3.6 against 1.4; under violation budgets of 1 and 5 scales it kept them in 79 and 95
   of 100 runs outside the spring against 81 and 98. Not the default.
-- ``auto-bounds``: as ``auto``, but first, per constraint, the map of the distance to a bound its
-  values crowd against (:func:`crowded_bound`, :func:`bound_log`): :math:`\tilde g_j =
-  -\mathrm{sign}(b_j)\log(1 - c_j/b_j)`, with :math:`b_j` one robust scale of the design's distances
-  past the largest value (a cap, :math:`b_j > 0`) or the smallest (a floor, :math:`b_j < 0`), chosen
-  when the largest distance exceeds 30 such scales (the threshold of the constraints' log map).
-  Engineering constraints are mostly written :math:`1 - r(x)` or :math:`r(x) - 1` with a positive
-  ratio :math:`r` spanning decades (a load over a capacity): near its cap, :math:`\tilde g_j \approx
-  -\log r`, the ratio's decades evenly spaced, where ``rms`` and ``bilog`` see a near-constant with
-  a few far values. Measured with ``pcei`` at 20 seeds on the eight benchmark problems (variant
-  ``pcei-bounds``; ``docs/results-constrained-benchmark.md``): the map is chosen on the spring (its
-  first constraint :math:`1 - D^3N/(71785\,d^4)`, 0.99-1 over most of the box, from the design on in
-  19 of 20 seeds; the second, floored near -1, later), on the welded beam (shear and bending stress
-  and deflection minus their limits, floored at minus the limit) and in one seed of Gardner 1 (the
-  design's values near its floor -1.5); the other runs are ``pcei``'s bit for bit. On the spring a
-  feasible point in 20 of 20 seeds (18), the first after 13 evaluations in the median (24), 11
-  violating evaluations after the design against 28 (qLogNEI 45.5) and a scaled violation of 4.8
-  against 16 (qLogNEI 33), median final gap 0.066 against 0.10 but none solved against 2; on the
-  welded beam 7.5 against 8.5 violating evaluations, scaled violation 7.6 against 4.1 (qLogNEI
-  4.7e3), median gap 0.099 against 0.094. Not the default yet: a default's change re-runs every
-  policy's records on the problems where the map is chosen.
+- *the bound map* (``auto``, for the policies that allow it): per constraint, the map of the
+  distance to a bound its values crowd against (:func:`crowded_bound`, :func:`bound_log`):
+  :math:`\tilde g_j = -\mathrm{sign}(b_j)\log(1 - c_j/b_j)`, with :math:`b_j` one robust scale of the
+  design's distances past the largest value (a cap, :math:`b_j > 0`) or the smallest (a floor,
+  :math:`b_j < 0`), chosen when the largest distance exceeds 30 such scales (the threshold of the
+  constraints' log map) and that side lies more than 30 such scales from 0. Engineering constraints
+  are mostly written :math:`1 - r(x)` or :math:`r(x) - 1` with a positive ratio :math:`r` spanning
+  decades (a load over a capacity): near its cap, :math:`\tilde g_j \approx -\log r`, the ratio's
+  decades evenly spaced, where ``rms`` and ``bilog`` see a near-constant with a few far values.
+  *The far side*: a spike or a failure sentinel above values around 0 crowds them against their floor
+  too, but there the double log models the constraint better (sign accuracy, 2-D, 5 seeds, 12 / 30
+  Sobol points: 1e10 on 30% of the box 0.78 / 0.93 against 0.63 / 0.71 for the bound map; one value of
+  1e6 0.76 / 0.89 against 0.61 / 0.77); ``auto-bounds`` (an option) takes the map wherever values
+  crowd, near 0 too. *Policies*: a policy class with ``bound_map = False``
+  (:attr:`ckb.optimizer.policies.OptimizerPolicy.bound_map`: the primal-dual, penalty and queue rules,
+  whose scores weigh the signed constraint estimates together) sees ``auto-no-bounds`` under ``auto``.
+  Measured with ``pcei`` at 20 seeds on the eight benchmark problems
+  (``docs/results-constrained-benchmark.md``), against ``auto-no-bounds`` (the figures after
+  "against"): the map is chosen on the spring only (its first constraint :math:`1 - D^3N/(71785\,d^4)`,
+  0.99-1 over most of the box, 4e3-6e4 scales from 0, from the design on; the second, floored near -1,
+  in some runs); every other stored run of every optimizer policy is unchanged (checked at every ask).
+  On the spring a feasible point in 20 of 20 seeds (18), 11.5 violating evaluations after the design
+  against 28 (qLogNEI 45.5) and a scaled violation of 4.8 against 16 (qLogNEI 33), median final gap
+  0.066 against 0.10 but none solved against 2. ``auto-bounds`` also took it on the welded beam (its
+  stresses and deflection, floored at minus their limits 0.4-23 scales from 0): 7.5 against 8.5
+  violating evaluations but a scaled violation of 7.6 against 4.1 (qLogNEI 4.7e3).
 
 Measurements behind the choices (GPs of this module fitted on Sobol points, 5 seeds; sign accuracy:
 the share of 400 test points where the posterior mean has the sign of the true constraint):
@@ -126,13 +135,31 @@ from ckb.errors import CKBError, InvalidInputError
 #: each outcome transform of ckb.Optimizer (``outcome_transform=``) as its choice per target,
 #: (objective, constraints): "auto" picks the robust map on heavy tails only, "plain" never, "robust" always
 TRANSFORM_TARGETS = {
-    "auto": ("auto", "auto"),
+    "auto": ("auto", "far-bounds"),
     "rms": ("plain", "plain"),
     "bilog": ("robust", "robust"),
     "bilog-constraints": ("auto", "robust"),
     "auto-bounds": ("auto", "bounds"),
+    "auto-no-bounds": ("auto", "auto"),
 }
 OUTCOME_TRANSFORMS = tuple(TRANSFORM_TARGETS)
+#: the version of the ``auto`` units, stored with a study beside its ``outcome_transform``: 2 since the
+#: bound map is part of ``auto``; a study stored without it (version 1) was decided by ``auto`` without
+#: that map, ``auto-no-bounds`` today (:func:`stored_transform`)
+UNITS_VERSION = 2
+
+
+def stored_transform(spec: dict[str, Any], default: str = "auto") -> str:
+    """The outcome transform a stored study's decisions were made with, by today's names: its stored
+    ``outcome_transform`` (``default`` when it stores none), except that ``"auto"`` stored before
+    :data:`UNITS_VERSION` 2 (no ``"units"`` entry) is ``"auto-no-bounds"``, so that a resumed study
+    keeps its units."""
+    name = spec.get("outcome_transform", default)
+    if name == "auto" and int(spec.get("units", 1)) < 2:
+        return "auto-no-bounds"
+    return name
+
+
 #: "auto" treats the objective as heavy-tailed when its largest deviation exceeds this many robust
 #: scales; a constraint beyond it gets the log map twice
 HEAVY_RATIO = 1e3
@@ -255,14 +282,16 @@ def _standardization(u: np.ndarray) -> tuple[float, float, bool]:
     return mean, sd, finite
 
 
-def crowded_bound(v: Any, reference: Any = None) -> float | None:
+def crowded_bound(v: Any, reference: Any = None, offset: float | None = None) -> float | None:
     r"""The bound :math:`b` of the map :func:`bound_log` for values ``v`` that crowd against one side,
     or None. For the top (a cap), the distances :math:`z_i = \max v - v_i`; the values crowd there
     when :math:`\max z` exceeds ``CONSTRAINT_LOG_RATIO`` robust scales :math:`s` of the reference's
     distances (:func:`robust_scale`), and then :math:`b = \max v + s`, provided :math:`b > 0`; the
-    bottom likewise (:math:`z_i = v_i - \min v`, :math:`b = \min v - s < 0`). The side with the
-    larger ratio wins. A constraint written as :math:`1 - r(x)` or :math:`r(x) - 1` with a positive
-    ratio :math:`r` spanning decades is the case: its values pile up just below 1 (or above -1)."""
+    bottom likewise (:math:`z_i = v_i - \min v`, :math:`b = \min v - s < 0`). With ``offset``, a
+    side counts only if its extreme lies more than ``offset`` such scales from 0 (:math:`|\max v| >
+    \mathrm{offset}\cdot s`). The side with the larger ratio wins. A constraint written as
+    :math:`1 - r(x)` or :math:`r(x) - 1` with a positive ratio :math:`r` spanning decades is the case:
+    its values pile up just below 1 (or above -1), thousands of their scales from 0."""
     v = np.asarray(v, dtype=float).reshape(-1)
     if v.size < 3 or not np.all(np.isfinite(v)):
         return None
@@ -271,7 +300,7 @@ def crowded_bound(v: Any, reference: Any = None) -> float | None:
     for side, ext in ((1.0, float(v.max())), (-1.0, float(v.min()))):
         z = side * (ext - v)
         s = robust_scale(z[ref]) or robust_scale(z)
-        if s <= 0:
+        if s <= 0 or (offset is not None and not abs(ext) > offset * s):
             continue
         b = ext + side * s
         ratio = float(z.max()) / s
@@ -336,8 +365,8 @@ class OutcomeUnits:
     r"""The map from observed outcomes to the policies' units, fitted on the complete observations.
 
     ``y`` (n,), ``c`` (n, m) raw observations; ``minimize``; ``transform`` ("auto", "rms", "bilog",
-    "bilog-constraints": the constraints as "bilog", the objective as "auto"; "auto-bounds": as
-    "auto", but a constraint whose values crowd against one side gets ``bound``);
+    "bilog-constraints": the constraints as "bilog", the objective as "auto"; "auto-bounds": "auto";
+    "auto-no-bounds": "auto" without ``bound``);
     ``reference``: a boolean mask of the observations the robust scales come from (the initial design;
     all observations when fewer than 3 are marked). Per target:
 
@@ -349,7 +378,7 @@ class OutcomeUnits:
     - constraint j, ``bilog``: :math:`\tilde g_j = B(c_j / s_j)` with :math:`s_j` the
       :func:`robust_scale` of the reference values, and ``bilog2``
       :math:`\tilde g_j = B(B(c_j / s_j))` when :math:`\max|c_j| / s_j > ` ``HEAVY_RATIO``;
-    - constraint j, ``bound`` (``auto-bounds`` only, before its other rules): :math:`\tilde g_j =
+    - constraint j, ``bound`` (``auto``, before its other rules): :math:`\tilde g_j =
       L_{b_j}(c_j)` (:func:`bound_log`) when :func:`crowded_bound` finds a bound :math:`b_j` for the
       observations (reference: the initial design).
 
@@ -407,8 +436,8 @@ class OutcomeUnits:
         self.c_kind: list[str] = []
         self.c_bound = np.full(m, np.nan)
         for j in range(m):
-            if c_choice == "bounds":
-                b = crowded_bound(c[:, j], ref)
+            if c_choice in ("bounds", "far-bounds"):
+                b = crowded_bound(c[:, j], ref, CONSTRAINT_LOG_RATIO if c_choice == "far-bounds" else None)
                 if b is not None:
                     self.c_bound[j] = b
                     self.c_kind.append("bound")
@@ -418,7 +447,7 @@ class OutcomeUnits:
                 self.c_ratio[j] = big[j] / sj if sj > 0 else 0.0
             self.c_scale[j] = sj if sj > 0 else 1.0
             heavy = not plain[j] or self.c_ratio[j] > CONSTRAINT_LOG_RATIO
-            if _robust("auto" if c_choice == "bounds" else c_choice, heavy):
+            if _robust("auto" if c_choice.endswith("bounds") else c_choice, heavy):
                 self.c_kind.append("bilog2" if self.c_ratio[j] > HEAVY_RATIO else "bilog")
             else:
                 self.c_kind.append("rms")

@@ -245,15 +245,19 @@ class Study:
         identity: tuple[str, ...],
         *,
         defaults: dict[str, Any] | None = None,
+        upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> Study:
         """Create study ``name`` with ``spec`` and state ``initial_state()`` (step 0), or resume it if it
         exists (its stored ``identity`` options must equal ``spec``'s; ``defaults``: the value of an
-        option a study written before it existed does not store)."""
+        option a study written before it existed does not store; ``upgrade``: maps a stored spec to
+        today's names before the comparison)."""
         store, own = cls.storage(storage)
         try:
             with store.atomic():
                 if name in store.study_names():
-                    _check_spec(store, name, store.spec(name), spec, identity, defaults or {})
+                    stored = store.spec(name)
+                    stored = upgrade(stored) if upgrade is not None else stored
+                    _check_spec(store, name, stored, spec, identity, defaults or {})
                 else:
                     store.create_study(name, spec)
                     store.save_policy_state(name, 0, initial_state())

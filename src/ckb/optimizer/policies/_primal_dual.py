@@ -74,6 +74,7 @@ class PrimalDual(RuleOptimizerPolicy):
 
     exploration: ClassVar[str] = "ucb"
     rule_class = PrimalDualRule
+    bound_map = False  # the Lagrangian weighs the signed constraint estimates (OptimizerPolicy.bound_map)
     rule_defaults: ClassVar[dict[str, Any]] = {
         "B": 5.0,
         "G": 5.0,

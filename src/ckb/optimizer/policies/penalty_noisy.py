@@ -46,6 +46,7 @@ from ckb.rules.penalty import PenaltyNoisyRule
 class PenaltyNoisy(RuleOptimizerPolicy):
     __doc__ = __doc__
     rule_class = PenaltyNoisyRule
+    bound_map = False  # the penalty weighs the signed constraint estimates (OptimizerPolicy.bound_map)
     rule_defaults: ClassVar[dict[str, Any]] = {
         "mu": 0.5,
         "B": 5.0,

@@ -24,6 +24,7 @@ from ckb.rules.virtual_queue import VirtualQueueRule
 class QueueUCB(RuleOptimizerPolicy):
     __doc__ = __doc__
     rule_class = VirtualQueueRule
+    bound_map = False  # the queues weigh the signed constraint estimates (OptimizerPolicy.bound_map)
 
     def decide(self, ctx):
         self._begin()
