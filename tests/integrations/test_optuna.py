@@ -195,6 +195,15 @@ def test_a_study_stored_with_auto_before_the_bound_map_resumes_with_its_units(tm
         _run(tmp_path / "b.db", 9, {"policy": "pcei", **FAST})
     _, study = _run(tmp_path / "b.db", 9, {"policy": "pcei", "outcome_transform": "auto-no-bounds", **FAST})
     assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 9
+    # a rule that sees the former units under today's "auto" (bound_map = False) resumes with "auto"
+    _run(tmp_path / "c.db", 8, {"policy": "ckb-ucb", "n_trials": 10, **FAST})
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'c.db'}")
+    sid = storage.get_study_id_from_name("s")
+    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
+    del spec["units"]
+    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+    _, study = _run(tmp_path / "c.db", 2, {"policy": "ckb-ucb", "n_trials": 10, **FAST})
+    assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 2
 
 
 # -------------------------------------------------------------------------------------- end to end

@@ -398,6 +398,34 @@ def test_auto_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(mo
         )
 
 
+def test_a_study_of_a_rule_without_the_bound_map_stored_with_auto_before_it_resumes_with_auto(tmp_path):
+    """CKB-UCB sees the former units under today's "auto" (bound_map = False): its study stored with
+    "auto" before the bound map joined it resumes with "auto", by the constructor and by load."""
+    import sqlite3
+
+    from ckb.studies.storage import dumps, loads
+
+    def capped(x):
+        return float(x[0] + x[1]), [float(1.0 - 10.0 ** (6.0 * x[0] - 5.0))]
+
+    path = tmp_path / "s.db"
+    kw = dict(policy="ckb-ucb", budget=12, n_init=5, seed=0, storage=path, study_name="s", **FAST)
+    opt = ckb.Optimizer([0, 0], [1, 1], **kw)
+    run(opt, 6, capped)
+    opt.close()
+    with sqlite3.connect(path) as conn:
+        spec = loads(conn.execute("SELECT spec FROM studies WHERE name = 's'").fetchone()[0])
+        del spec["units"]
+        conn.execute("UPDATE studies SET spec = ? WHERE name = 's'", (dumps(spec),))
+    conn.close()
+    again = ckb.Optimizer([0, 0], [1, 1], **kw)
+    assert again.outcome_transform == "auto" and again.trials_told == 6
+    again.close()
+    loaded = ckb.Optimizer.load(path, "s")
+    assert loaded.outcome_transform == "auto"
+    loaded.close()
+
+
 @pytest.mark.parametrize(
     "policy, kind",
     [

@@ -148,9 +148,10 @@ from ckb.optimizer.core import (
     _snapshot,
     _stored_params,
     _torch_threads,
+    resumed_transform,
     units_transform,
 )
-from ckb.optimizer.models import UNITS_VERSION, OutcomeUnits, stored_transform
+from ckb.optimizer.models import UNITS_VERSION, OutcomeUnits
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
@@ -631,8 +632,9 @@ class CKBSampler(BaseSampler):
             study._storage.set_study_system_attr(study._study_id, SPEC_KEY, dumps(ours))
             return
         stored = {**_SPEC_BEFORE_UNITS, **loads(attrs[SPEC_KEY])}
-        # "auto" stored before the bound map joined it is "auto-no-bounds" today
-        stored.update(outcome_transform=stored_transform(stored), units=UNITS_VERSION)
+        # "auto" stored before the bound map joined it is "auto-no-bounds" today (for the policies that
+        # take the map under "auto")
+        stored.update(outcome_transform=resumed_transform(stored, "rms"), units=UNITS_VERSION)
         for key, value in ours.items():
             if dumps(stored.get(key)) != dumps(value):
                 raise InvalidInputError(

@@ -48,9 +48,10 @@ six problems' asked points stay bit for bit what they were; the scale comes from
 a run that converges on an active constraint puts most values near 0 (on all observations the ratio
 reached 7e3 on Gardner 2 with CEI). ``"auto-no-bounds"``: ``"auto"`` without the bound map, the
 default before it; a study stored with ``"auto"`` before then resumes with it (its decisions keep their
-units). The raw values stay in the study untouched; :meth:`Optimizer.units`
-gives the map in use, and its ``c_to_raw`` (the exact inverse, monotone, 0 -> 0) is what a policy gets
-to compare a violation with a budget in the constraint's own units. Nothing overflows: moments are
+units; a policy with ``bound_map = False`` sees those units under ``"auto"`` anyway and resumes with
+it). The raw values stay in the study untouched; :meth:`Optimizer.units` gives the map in use, and
+its ``c_to_raw`` (the exact inverse, monotone, 0 -> 0) is what a policy gets to compare a violation
+with a budget in the constraint's own units. Nothing overflows: moments are
 scaled before squaring.
 
 **Violation budget** (``violation_budget``, per constraint, in its own units): spent_j is
@@ -928,10 +929,24 @@ class Optimizer:
         )
 
 
+def resumed_transform(spec: dict[str, Any], default: str) -> str:
+    """The ``outcome_transform`` a stored study (optimizer or sampler spec, ``default`` where it stores
+    none) resumes with, in today's names: ``"auto"`` stored before the bound map joined it is
+    ``"auto-no-bounds"`` (:func:`~ckb.optimizer.models.stored_transform`), except for a policy that
+    sees those units under today's ``"auto"`` too (``bound_map = False``), which resumes with ``"auto"``."""
+    name = stored_transform(spec, default)
+    if name != spec.get("outcome_transform", default):  # a former "auto"
+        reg, policy = _policy_registry(), spec.get("policy")
+        policy_cls = reg.get(policy) if isinstance(policy, str) and policy in reg else None
+        if policy_cls is not None and units_transform("auto", policy_cls) == name:
+            return "auto"
+    return name
+
+
 def _upgrade_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """A stored optimizer spec in today's names: its ``outcome_transform`` as the units its decisions
-    were made in (``"auto"`` stored before the bound map joined it is ``"auto-no-bounds"``)."""
-    return {**spec, "outcome_transform": stored_transform(spec, _LEGACY["outcome_transform"])}
+    were made in (:func:`resumed_transform`)."""
+    return {**spec, "outcome_transform": resumed_transform(spec, _LEGACY["outcome_transform"])}
 
 
 def _stored_options(spec: dict[str, Any], name: str, path: Path) -> tuple[tuple, dict[str, Any]]:
