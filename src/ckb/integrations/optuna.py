@@ -391,8 +391,8 @@ class CKBSampler(BaseSampler):
         positive parts (a number or one per constraint, in the constraints' units) the evaluations after
         the initial design (trial numbers >= ``n_startup_trials``) may spend, as in ckb.Optimizer.
     outcome_transform : the units the policy sees, as in ckb.Optimizer (``"auto"``, ``"rms"``,
-        ``"bilog"``, ``"bilog-constraints"``, ``"auto-no-bounds"``; ``"auto-bounds"`` is ``"auto"``);
-        the study keeps the raw values.
+        ``"bilog"``, ``"bilog-constraints"``, ``"auto-no-bounds"``, ``"auto-bounds"``); the study keeps
+        the raw values.
     exact : the evaluations are noise-free, as in ckb.Optimizer: the GPs' noise floor is 1e-6 and no
         evaluated point (complete, failed or pruned) is proposed again.
     categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).

@@ -36,9 +36,9 @@ applied twice (:math:`B(B(c_j/s_j))`) when :math:`\max|c_j|/s_j > 10^3`; the obj
 scores of its ranks. ``"auto"`` (default): first, a constraint whose values crowd against one side
 far from 0 (such as :math:`1 - r(x)` with a ratio :math:`r` spanning decades: values of 0.99-1 over
 most of the box) is modelled as the log of its distance to a bound just past them, for the policies
-that allow it (:attr:`~ckb.optimizer.policies.OptimizerPolicy.bound_map`); otherwise, per target: ``rms``
-units unless the target is heavy-tailed -- its moments overflow, or its largest magnitude exceeds 30 robust scales of the design's values for
-a constraint (:math:`\max|c_j| / s_j`), :math:`10^3` for the objective (:math:`\max|u - m| / s` with
+that allow it (:attr:`~ckb.optimizer.policies.OptimizerPolicy.bound_map`); otherwise, per target:
+``rms`` units unless the target is heavy-tailed -- its moments overflow, or its largest magnitude
+exceeds 30 robust scales of the design's values for a constraint (:math:`\max|c_j| / s_j`), :math:`10^3` for the objective (:math:`\max|u - m| / s` with
 :math:`m` the design's median and :math:`s` the median distinct nonzero :math:`|u - m|` there) -- then
 the robust map. Measured choices (:mod:`ckb.optimizer.models` gives the numbers): the thresholds
 separate six shipped benchmarks (every constraint within 10.1 robust scales in every stored run; the
@@ -345,8 +345,9 @@ class Optimizer:
         bound, unless the policy's ``bound_map`` is False; a heavy-tailed target by a log map; the
         others in RMS units), ``"rms"``, ``"bilog"``,
         ``"bilog-constraints"`` (the constraints as ``"bilog"``, the objective as ``"auto"``) or
-        ``"auto-no-bounds"`` (``"auto"`` without the bound map, the default before it; ``"auto-bounds"``
-        is another name for ``"auto"``): the units the policies see
+        ``"auto-no-bounds"`` (``"auto"`` without the bound map, the default before it) or
+        ``"auto-bounds"`` (the bound map wherever values crowd, near 0 too, for every policy; measured
+        as an option): the units the policies see
         (:class:`~ckb.optimizer.models.OutcomeUnits`); the study keeps the raw values.
     exact : the evaluations are noise-free: no point is evaluated twice, and the GPs' noise floor is
         ``EXACT_NOISE_FLOOR`` (1e-6) instead of 1e-4.
