@@ -96,12 +96,18 @@ def test_stopping_early_cancels_the_tasks_still_running(ray_local, tmp_path):
     pids = [int(p.read_text()) for p in tmp_path.glob("slow-*.pid")]
     deadline = time.monotonic() + 30.0  # a generous bound on Ray's kill, far below the tasks' 60 s
 
-    def alive(pid):
+    def alive(pid):  # a killed worker its parent has not reaped yet (a zombie) is dead too
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             return False
-        return True
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:  # gone in between
+            return False
+        except (OSError, IndexError):  # no /proc: os.kill's answer stands
+            return True
 
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
