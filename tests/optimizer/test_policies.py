@@ -269,6 +269,41 @@ def test_cei_maximizes_ei_times_probability_of_feasibility():
     assert x.tolist() == [0.0] and np.isnan(info["best_feasible_std"])
 
 
+class _ZeroPriorStub(StubModels):
+    """StubModels that also answer ``mean_std(X, zero_prior_mean=True)`` (the same posteriors)."""
+
+    def mean_std(self, X, zero_prior_mean=False):
+        return self.mean(X), self.std(X)
+
+
+def test_pcei_under_a_budget_seeks_a_first_feasible_point_it_can_afford():
+    """Nothing feasible yet, budget 0.2 left (allowance 0.1 per ask, half of it), 10 asks left (width
+    z_{0.1/10} = 2.33). At x = 1 the constraint is likely feasible (mean -1, sd 1: P = 0.84) but its
+    pessimistic value 1.33 exceeds the allowance; at x = 0 it is barely infeasible (0.05, sd 0.01) but
+    costs at most 0.073. pcei with budget_first="admissible" asks x = 0, where "anywhere" (the default)
+    asks the likelier x = 1; with nothing affordable (budget 0) it asks x = 1 too."""
+    mean_g = {0.0: 0.05, 1.0: -1.0}
+    sd_g = {0.0: 0.01, 1.0: 1.0}
+    models = _ZeroPriorStub(
+        lambda X: torch.cat([X, X.new_tensor([[mean_g.get(float(x), 0.5)] for x in X[:, 0]])], -1),
+        lambda X: torch.cat(
+            [torch.ones_like(X), X.new_tensor([[sd_g.get(float(x), 0.01)] for x in X[:, 0]])], -1
+        ),
+    )
+
+    def ask(policy, left):
+        rng = np.random.default_rng(0)
+        ctx = Decision(
+            models, Maximizer(1, rng, candidates=GRID), rng, np.zeros(1), np.ones((1, 1)),
+            violation_left=np.array([left]), c_to_raw=lambda v: v, rounds_left=9,
+        )  # fmt: skip
+        return policy.decide(ctx)[0].tolist()
+
+    assert ask(make("pcei", budget_first="admissible"), 0.2) == [0.0]
+    assert ask(make("pcei"), 0.2) == [1.0]
+    assert ask(make("pcei", budget_first="admissible"), 0.0) == [1.0]  # nothing affordable: the likeliest
+
+
 @pytest.mark.parametrize("name", sorted(OPTIMIZER_POLICIES.names()))
 def test_state_round_trips_through_json(name):
     p = make(name, m=2)

@@ -32,6 +32,35 @@ def test_feasibility_first_without_an_incumbent_is_the_probability_of_feasibilit
     assert v == pytest.approx(want)
 
 
+def test_under_a_budget_the_first_search_keeps_to_the_points_the_allowance_can_pay_for():
+    """budget_first="admissible": before any feasible observation and under a violation budget, the
+    probability of feasibility on the admissible set (UCB at the budget's width within the allowance),
+    FLOOR minus the excess elsewhere; "anywhere" (the default) and a decision that found nothing
+    admissible (first_anywhere) score the probability of feasibility everywhere."""
+    mu_f, sd_f = T([0.0, 0.0]), T([1.0, 1.0])
+    mu_g, sd_g = T([[-2.0], [-0.5]]), T([[0.2], [1.0]])  # PoF: the second is less likely feasible
+    tau = T([0.1])
+    assert PessimisticCEIRule(1, 10).budget_first == "anywhere"  # the default
+    rule = PessimisticCEIRule(1, 10, budget_first="admissible")
+    rule.set_budgeted(True, 9)  # 10 asks: width z_{0.01} = 2.33
+    k = rule.width
+    pof = torch.special.log_ndtr(-mu_g[:, 0] / sd_g[:, 0]).numpy()
+    excess = np.maximum(mu_g[:, 0].numpy() + k * sd_g[:, 0].numpy() - 0.1, 0.0)
+    assert excess[0] == 0.0 and excess[1] > 0.0
+    v = rule.score(mu_f, sd_f, None, mu_g, sd_g, tau).numpy()
+    np.testing.assert_allclose(v, [pof[0], FLOOR - excess[1]], rtol=1e-12)
+    rule.first_anywhere = True
+    np.testing.assert_allclose(rule.score(mu_f, sd_f, None, mu_g, sd_g, tau).numpy(), pof, rtol=1e-12)
+    anywhere = PessimisticCEIRule(1, 10, budget_first="anywhere")
+    anywhere.set_budgeted(True, 9)
+    np.testing.assert_allclose(anywhere.score(mu_f, sd_f, None, mu_g, sd_g, tau).numpy(), pof, rtol=1e-12)
+    rule.first_anywhere = False
+    rule.set_budgeted(False, 9)  # no budget: the probability of feasibility everywhere
+    np.testing.assert_allclose(rule.score(mu_f, sd_f, None, mu_g, sd_g).numpy(), pof, rtol=1e-12)
+    with pytest.raises(Exception, match="budget_first"):
+        PessimisticCEIRule(1, 10, budget_first="near")
+
+
 def test_feasibility_first_with_a_target_adds_the_probability_of_beating_it():
     # log PoF + log P(f >= y_q), y_q the first_quantile quantile of the observed objective values
     rule = PessimisticCEIRule(1, 10)

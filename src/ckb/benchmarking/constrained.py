@@ -309,6 +309,15 @@ for _name in ("pcei", "cei", "slack-cei", "rpol-ucb", "config", *_DEFAULT_BUDGET
         _policy,
         {**_options, "params": {**_options.get("params", {}), **_NO_BOUNDS}},
     )
+#: ``pcei-b0-first-admissible`` (``-b1-``, ``-b5-``): the default's budget variants whose search for a
+#: first feasible point keeps to the points the allowance can pay for (``budget_first="admissible"``);
+#: their records are the runs whose design holds no feasible point, the others being the default's
+for _name in ("pcei-b0", "pcei-b1", "pcei-b5"):
+    _policy, _options = VARIANTS[_name]
+    VARIANTS[f"{_name}-first-admissible"] = (
+        _policy,
+        {**_options, "params": {**_options.get("params", {}), "budget_first": "admissible"}},
+    )
 
 
 def known_methods() -> list[str]:

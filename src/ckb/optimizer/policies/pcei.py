@@ -11,7 +11,9 @@ GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; 
 = 0.1 (the union-bound width over the asks left), ``budget_prior`` = "zero" (admissibility judged under
 a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points within that
 :math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube) and ``budget_pace`` =
-"half" (one ask may spend at most half of what is left of the budget); ``leap_radius`` = None
+"half" (one ask may spend at most half of what is left of the budget), ``budget_first`` = "anywhere"
+(the search for a first feasible point looks anywhere; "admissible": first among the points the
+allowance can pay for); ``leap_radius`` = None
 (a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
 :mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
@@ -72,6 +74,12 @@ class PessimisticCEI(RuleOptimizerPolicy):
         relaxed = None if best is None else self._relaxed(tau)
         if relaxed is not None and excess > 0.0:  # nothing admissible at the first threshold: the relaxed one
             x, excess = pick(relaxed, safe)
+        if best is None and excess > 0.0 and rule.first_admissible:  # nothing affordable: anywhere
+            rule.first_anywhere = True
+            try:
+                x, excess = pick(tau, None)
+            finally:
+                rule.first_anywhere = False
         rule.record(excess, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
 
