@@ -140,18 +140,20 @@ wrong by more than ``kappa`` standard deviations.
   over the run is a geometric series within the budget, a single ask whose violation is up to twice
   its pessimistic bound still fits, and the rule turns more cautious as the budget runs out
   (``"all"``: the whole remainder, the rule before this constant; ``"even"``: an even share over the
-  asks left, as slack-cei spreads its slack). The search for a first feasible point looks anywhere
-  (``budget_first = "anywhere"``); ``"admissible"`` keeps it to the same admissible set: the
-  probability of feasibility is maximized over the points whose pessimistic violation the allowance
-  can pay for, and over the whole box only when none is found. The likeliest feasible point of a
-  few-point design is often where the models know least: on the tension spring the first ask after
-  the design went to one corner in most seeds and spent 2.5 of a budget of 5 scales on g_2 alone. Measured on the eight benchmark problems at 20 seeds
+  asks left, as slack-cei spreads its slack). Measured on the eight benchmark problems at 20 seeds
   (runs within budget outside the spring, which keeps none): budget 1 121 of 140 against 110 with
   ``"all"`` (the welded beam 16 against 9, median gap 0.12 against 0.23; Gramacy 17 against 14),
   budget 5 137 against 135; the price, Hartmann-6 in the ball with budget 5 solved in 13 seeds against
   17 (a smaller allowance per ask slows the approach to its optimum near the boundary). ``"even"``
   kept budget 1 less often at seeds 0-9 (the welded beam 7 of 10 against 9 with ``"half"``, Gramacy 8
   against 10; benchmark variants ``pcei-b1-pace-all``, ``pcei-b1-pace-even``).
+  The search for a first feasible point looks anywhere (``budget_first = "anywhere"``);
+  ``"admissible"`` keeps it to the same admissible set: the probability of feasibility is maximized
+  over the points whose pessimistic violation the allowance can pay for, and over the whole box only
+  when none is found (measured below, in the constants: not the default). The likeliest feasible
+  point of a few-point design is often where the models know least: on the tension spring the first
+  ask after the design went to one corner in most seeds and spent 2.5 of a budget of 5 scales on g_2
+  alone.
 
 Constants: ``kappa`` (1.0: a point is admitted when each constraint is feasible with posterior
 probability about :math:`\Phi(1) = 0.84` under the fitted GP; larger is safer and slower to reach a
