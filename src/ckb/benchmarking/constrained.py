@@ -290,34 +290,33 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 #: the default's violation-budget variants: measured again when the bound map joined "auto"
 _DEFAULT_BUDGETS = ("pcei-b0", "pcei-b1", "pcei-b5", "pcei-b0-feasible-design")
+
+
+def _with_params(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Method ``name`` (a variant or a policy) with ``params`` added to its policy constants."""
+    policy, options = VARIANTS.get(name, (name, {}))
+    return policy, {**options, "params": {**options.get("params", {}), **params}}
+
+
 # every other variant above that leaves the units to the default was measured before the bound map
 # joined "auto": it keeps the units of its records
 for _name, (_policy, _options) in list(VARIANTS.items()):
-    _params = _options.get("params", {})
     if (
         _policy not in BASELINE_METHODS
         and _name not in _DEFAULT_BUDGETS
-        and "outcome_transform" not in _params
+        and "outcome_transform" not in _options.get("params", {})
     ):
-        VARIANTS[_name] = (_policy, {**_options, "params": {**_params, **_NO_BOUNDS}})
+        VARIANTS[_name] = _with_params(_name, _NO_BOUNDS)
 #: ``NAME-no-bounds``: a method before the bound map joined "auto", for the methods whose records were
 #: run again then (their former records, on the spring and in Gardner 1's seed 1, where the units differ;
 #: the rules with ``bound_map = False`` keep "auto-no-bounds" under "auto")
 for _name in ("pcei", "cei", "slack-cei", "rpol-ucb", "config", *_DEFAULT_BUDGETS):
-    _policy, _options = VARIANTS.get(_name, (_name, {}))
-    VARIANTS[f"{_name}-no-bounds"] = (
-        _policy,
-        {**_options, "params": {**_options.get("params", {}), **_NO_BOUNDS}},
-    )
+    VARIANTS[f"{_name}-no-bounds"] = _with_params(_name, _NO_BOUNDS)
 #: ``pcei-b0-first-admissible`` (``-b1-``, ``-b5-``): the default's budget variants whose search for a
 #: first feasible point keeps to the points the allowance can pay for (``budget_first="admissible"``);
 #: their records are the runs whose design holds no feasible point, the others being the default's
 for _name in ("pcei-b0", "pcei-b1", "pcei-b5"):
-    _policy, _options = VARIANTS[_name]
-    VARIANTS[f"{_name}-first-admissible"] = (
-        _policy,
-        {**_options, "params": {**_options.get("params", {}), "budget_first": "admissible"}},
-    )
+    VARIANTS[f"{_name}-first-admissible"] = _with_params(_name, {"budget_first": "admissible"})
 
 
 def known_methods() -> list[str]:
