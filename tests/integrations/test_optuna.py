@@ -159,15 +159,12 @@ def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_uni
         CKBSampler(outcome_transform="log")
     with pytest.raises(InvalidInputError, match="exact must be True or False"):
         CKBSampler(exact="yes")
-    # a study whose sampler settings predate the option was run in RMS units: it resumes with those
-    from ckb.integrations.optuna import SPEC_KEY
-    from ckb.studies.storage import dumps, loads
 
-    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'u.db'}")
-    sid = storage.get_study_id_from_name("s")
-    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
-    del spec["outcome_transform"], spec["exact"]
-    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+    # a study whose sampler settings predate the option was run in RMS units: it resumes with those
+    def before_units(spec):
+        del spec["outcome_transform"], spec["exact"]
+
+    _edit_sampler_spec(tmp_path / "u.db", before_units)
     _run(tmp_path / "u.db", 9, {"policy": "pcei", "outcome_transform": "rms", **FAST})
     with pytest.raises(
         InvalidInputError, match="outcome_transform='rms'; this sampler has outcome_transform='auto'"
@@ -178,16 +175,13 @@ def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_uni
 def test_a_study_stored_with_auto_before_the_bound_map_resumes_with_its_units(tmp_path):
     """A sampler spec stored with "auto" and no units version was decided without the bound map:
     it resumes with "auto-no-bounds" and refuses the "auto" of today."""
-    from ckb.integrations.optuna import SPEC_KEY
-    from ckb.studies.storage import dumps, loads
-
     _run(tmp_path / "b.db", 8, {"policy": "pcei", **FAST})
-    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'b.db'}")
-    sid = storage.get_study_id_from_name("s")
-    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
-    assert spec["outcome_transform"] == "auto" and spec["units"] == 2
-    del spec["units"]
-    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+
+    def before_bound_map(spec):
+        assert spec["outcome_transform"] == "auto" and spec["units"] == 2
+        del spec["units"]
+
+    _edit_sampler_spec(tmp_path / "b.db", before_bound_map)
     with pytest.raises(
         InvalidInputError,
         match="outcome_transform='auto-no-bounds'; this sampler has outcome_transform='auto'",
@@ -197,11 +191,7 @@ def test_a_study_stored_with_auto_before_the_bound_map_resumes_with_its_units(tm
     assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 9
     # a rule that sees the former units under today's "auto" (bound_map = False) resumes with "auto"
     _run(tmp_path / "c.db", 8, {"policy": "ckb-ucb", "n_trials": 10, **FAST})
-    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'c.db'}")
-    sid = storage.get_study_id_from_name("s")
-    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
-    del spec["units"]
-    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+    _edit_sampler_spec(tmp_path / "c.db", before_bound_map)
     _, study = _run(tmp_path / "c.db", 2, {"policy": "ckb-ucb", "n_trials": 10, **FAST})
     assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 2
 
@@ -345,6 +335,19 @@ def test_the_violation_budget_left_is_the_budget_minus_what_the_trials_after_the
 
 
 # ----------------------------------------------------------------------------------- storage, state
+def _edit_sampler_spec(path, edit):
+    """Rewrite the CKBSampler settings stored with study "s" in ``path`` by ``edit(spec)`` (in place): the
+    study as an older sampler stored it."""
+    from ckb.integrations.optuna import SPEC_KEY
+    from ckb.studies.storage import dumps, loads
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{path}")
+    sid = storage.get_study_id_from_name("s")
+    spec = loads(storage.get_study_system_attrs(sid)[SPEC_KEY])
+    edit(spec)
+    storage.set_study_system_attr(sid, SPEC_KEY, dumps(spec))
+
+
 def _run(path, n, sampler_kw, name="s"):
     sampler = CKBSampler(constraints_func=_constraints, **sampler_kw)
     study = optuna.create_study(

@@ -1,7 +1,6 @@
 """ckb.Optimizer's goal, violation budget, initial design, outcome units, exact evaluations and visible
 numerics (the options beside the ask/tell loop of test_core)."""
 
-import json
 import sqlite3
 import warnings
 
@@ -26,6 +25,24 @@ def run(opt, n, f=problem):
     for _ in range(n):
         x = opt.ask()
         opt.tell(x, *f(x))
+
+
+def _capped(x):
+    """g = 1 - r(x), r = 10^(6 x0 - 5) spanning six decades (1e-5 .. 10): feasible where x0 >= 5/6; values
+    of 0.99-1 over most of the box, as the tension spring's first constraint."""
+    return float(x[0] + x[1]), [float(1.0 - 10.0 ** (6.0 * x[0] - 5.0))]
+
+
+def _edit_stored_spec(path, name, edit):
+    """Rewrite study ``name``'s spec in the SQLite file ``path`` by ``edit(spec)`` (in place): the study as
+    an older version stored it."""
+    from ckb.studies.storage import dumps, loads
+
+    with sqlite3.connect(path) as conn:
+        spec = loads(conn.execute("SELECT spec FROM studies WHERE name = ?", (name,)).fetchone()[0])
+        edit(spec)
+        conn.execute("UPDATE studies SET spec = ? WHERE name = ?", (dumps(spec), name))
+    conn.close()
 
 
 def _snapshot(opt):
@@ -90,12 +107,13 @@ def test_a_study_written_before_the_new_options_loads_with_their_defaults(tmp_pa
     run(opt, 4)
     before = _snapshot(opt)
     opt.close()
-    with sqlite3.connect(path) as conn:
-        spec = json.loads(conn.execute("SELECT spec FROM studies").fetchone()[0])
+
+    def as_version_1(spec):
         for key in ("goal", "initial_design", "violation_budget", "outcome_transform", "exact", "horizon"):
             spec.pop(key)
         spec["version"] = 1
-        conn.execute("UPDATE studies SET spec = ?", (json.dumps(spec),))
+
+    _edit_stored_spec(path, "p", as_version_1)
     old = ckb.Optimizer.load(path, "p")
     assert old.goal == "best-feasible" and old.policy_name == "ckb-ucb" and _snapshot(old) == before
     assert old.violation_budget is None and old.outcome_transform == "auto" and old.exact is False
@@ -332,27 +350,13 @@ def test_auto_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(mo
     and maps the models' values back exactly. The setting is stored with the study and resumed; a study
     stored with "auto" before the bound map joined it resumes with "auto-no-bounds", its units."""
 
-    def capped(x):
-        r = 10.0 ** (6.0 * x[0] - 5.0)  # 1e-5 .. 10: feasible where r >= 1, x0 >= 5/6
-        return float(x[0] + x[1]), [float(1.0 - r)]
-
     seen = _spy_decisions(monkeypatch, "cei")
     path = tmp_path / "s.db"
     units = {}
+    kw = dict(policy="cei", budget=12, n_init=10, seed=0, storage=path, **FAST)
     for transform in ("auto-no-bounds", "auto"):
-        opt = ckb.Optimizer(
-            [0, 0],
-            [1, 1],
-            policy="cei",
-            budget=12,
-            n_init=10,
-            seed=0,
-            outcome_transform=transform,
-            storage=path,
-            study_name=transform,
-            **FAST,
-        )
-        run(opt, 11, capped)
+        opt = ckb.Optimizer([0, 0], [1, 1], outcome_transform=transform, study_name=transform, **kw)
+        run(opt, 11, _capped)
         units[transform] = opt.metrics()["outcome_units"]["constraints"]
         d = seen[-1]
         raw = np.array([t["constraints"][0] for t in opt.history()[:10]])  # what the last ask saw
@@ -367,15 +371,7 @@ def test_auto_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(mo
     assert again.metrics()["outcome_units"]["constraints"] == ["bound"]
     again.close()
     # the study as a version before the bound map stored it: "auto", no units version
-    import sqlite3
-
-    from ckb.studies.storage import dumps, loads
-
-    with sqlite3.connect(path) as conn:
-        spec = loads(conn.execute("SELECT spec FROM studies WHERE name = 'auto'").fetchone()[0])
-        del spec["units"]
-        conn.execute("UPDATE studies SET spec = ? WHERE name = 'auto'", (dumps(spec),))
-    conn.close()
+    _edit_stored_spec(path, "auto", lambda spec: spec.pop("units"))
     old = ckb.Optimizer.load(path, "auto")
     assert old.outcome_transform == "auto-no-bounds"
     assert old.metrics()["outcome_units"]["constraints"] == ["rms"]
@@ -385,39 +381,18 @@ def test_auto_models_a_capped_ratio_constraint_by_its_log_distance_to_the_cap(mo
         match="created with outcome_transform = 'auto-no-bounds', but this Optimizer was given "
         "outcome_transform = 'auto'",
     ):
-        ckb.Optimizer(
-            [0, 0],
-            [1, 1],
-            policy="cei",
-            budget=12,
-            n_init=10,
-            seed=0,
-            storage=path,
-            study_name="auto",
-            **FAST,
-        )
+        ckb.Optimizer([0, 0], [1, 1], study_name="auto", **kw)
 
 
 def test_a_study_of_a_rule_without_the_bound_map_stored_with_auto_before_it_resumes_with_auto(tmp_path):
     """CKB-UCB sees the former units under today's "auto" (bound_map = False): its study stored with
     "auto" before the bound map joined it resumes with "auto", by the constructor and by load."""
-    import sqlite3
-
-    from ckb.studies.storage import dumps, loads
-
-    def capped(x):
-        return float(x[0] + x[1]), [float(1.0 - 10.0 ** (6.0 * x[0] - 5.0))]
-
     path = tmp_path / "s.db"
     kw = dict(policy="ckb-ucb", budget=12, n_init=5, seed=0, storage=path, study_name="s", **FAST)
     opt = ckb.Optimizer([0, 0], [1, 1], **kw)
-    run(opt, 6, capped)
+    run(opt, 6, _capped)
     opt.close()
-    with sqlite3.connect(path) as conn:
-        spec = loads(conn.execute("SELECT spec FROM studies WHERE name = 's'").fetchone()[0])
-        del spec["units"]
-        conn.execute("UPDATE studies SET spec = ? WHERE name = 's'", (dumps(spec),))
-    conn.close()
+    _edit_stored_spec(path, "s", lambda spec: spec.pop("units"))
     again = ckb.Optimizer([0, 0], [1, 1], **kw)
     assert again.outcome_transform == "auto" and again.trials_told == 6
     again.close()
@@ -441,12 +416,8 @@ def test_auto_leaves_the_bound_map_out_for_rules_that_weigh_signed_constraints(p
     bound map lets one constraint's stretched margin buy another's violation (OptimizerPolicy.bound_map):
     under "auto" they see the capped ratio constraint in rms units, the others by the bound map."""
 
-    def capped(x):
-        r = 10.0 ** (6.0 * x[0] - 5.0)
-        return float(x[0] + x[1]), [float(1.0 - r)]
-
     opt = ckb.Optimizer([0, 0], [1, 1], policy=policy, budget=12, n_init=10, seed=0, **FAST)
-    run(opt, 10, capped)
+    run(opt, 10, _capped)
     assert opt.metrics()["outcome_units"]["constraints"] == [kind]
     assert opt.units().describe()["constraints"] == [kind]
 
