@@ -456,8 +456,6 @@ class OutcomeUnits:
         self._log = np.array([k.startswith("bilog") for k in self.c_kind])
         self._bounded = np.isfinite(self.c_bound)
         self._depth = np.array([2 if k == "bilog2" else 1 for k in self.c_kind])
-        # per-column factor of the linear (rms) map and scale of the log map
-        self._factor = np.where(self._log, self.c_scale, self.c_rms)
 
     # ----------------------------------------------------------------------------------- maps
     def y(self, y: Any) -> np.ndarray:
