@@ -116,3 +116,45 @@ def test_the_cumulative_rule_keeps_width_2_while_the_best_feasible_rule_defaults
     rule.endgame = True
     mu_g, sd_g = T([[-1.5]]), T([[1.0]])  # UCB at width 2: 0.5 > 0; at width 1: -0.5
     assert rule.score(T([0.0]), T([1.0]), 0.0, mu_g, sd_g).numpy()[0] == pytest.approx(FLOOR - 0.5)
+
+
+def test_the_horizon_rule_explores_while_the_asks_left_can_earn_back_the_cost():
+    """exploit = "horizon": explore when R * CEI(x_e) > mu(x_m) - mu(x_e), R the asks after this one."""
+    rule = SlackCEIRule(1, 10)
+    assert rule.exploit == "horizon"
+    log_cei = np.log(0.1)
+    assert rule.explores(log_cei, 0.2, 0.5, rounds_left=4)  # 4 x 0.1 = 0.4 > 0.3
+    assert not rule.explores(log_cei, 0.2, 0.7, rounds_left=4)  # 0.4 < 0.5
+    assert rule.explores(log_cei, 0.2, 0.25, rounds_left=1)  # 0.1 > 0.05
+    assert not rule.explores(log_cei, 0.2, 0.35, rounds_left=1)  # 0.1 < 0.15
+    rule.t = 10  # the last ask of the horizon, rounds_left unknown (0): nothing left to earn it back
+    assert not rule.explores(0.0, 0.2, 0.2 + 1e-12, rounds_left=0)
+    assert rule.explores(0.0, 0.3, 0.2, rounds_left=0)  # exploring is also the better mean: no cost
+    with pytest.raises(ValueError, match="exploit"):
+        SlackCEIRule(1, 10, exploit="never")
+
+
+def _cumulative_run(budget, **params):
+    import ckb
+
+    def ev(x):
+        return float(x[0] + x[1]), [float(x[0] + x[1] - 1.0)]
+
+    design = np.array([[0.1, 0.2], [0.3, 0.1], [0.2, 0.4], [0.05, 0.3], [0.4, 0.2], [0.1, 0.1]])
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, goal="cumulative", policy="slack-cei", budget=budget,
+                        initial_design=design, seed=3, **params)  # fmt: skip
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        f, g = ev(x)
+        opt.tell(x, f, g)
+    return [h["info"] for h in opt.history()[6:]]
+
+
+def test_slack_cei_exploits_at_the_last_ask_where_the_former_rule_still_explores():
+    """The horizon rule's last ask has no ask left to earn an exploration back: it plays the best
+    admissible posterior mean (endgame 1 in the internals). The former rule ("endgame") explores until
+    the expected improvement falls below endgame_ei, which it has not by then on this problem."""
+    modes = [i["endgame"] for i in _cumulative_run(16)]
+    assert modes[0] == 0.0 and modes[-1] == 1.0, modes
+    old = [i["endgame"] for i in _cumulative_run(16, exploit="endgame")]
+    assert old[-1] == 0.0, old

@@ -317,6 +317,13 @@ for _name in ("pcei", "cei", "slack-cei", "rpol-ucb", "config", *_DEFAULT_BUDGET
 #: their records are the runs whose design holds no feasible point, the others being the default's
 for _name in ("pcei-b0", "pcei-b1", "pcei-b5"):
     VARIANTS[f"{_name}-first-admissible"] = _with_params(_name, {"budget_first": "admissible"})
+#: ``slack-cei-endgame``: slack-cei exploring until the expected improvement falls below ``endgame_ei``
+#: and exploiting for good from then on (``exploit="endgame"``), its rule before the horizon rule; every
+#: other slack-cei variant above was measured before it too and keeps it
+for _name, (_policy, _options) in list(VARIANTS.items()):
+    if _policy == "slack-cei" and "exploit" not in _options.get("params", {}):
+        VARIANTS[_name] = _with_params(_name, {"exploit": "endgame"})
+VARIANTS["slack-cei-endgame"] = ("slack-cei", {"params": {"exploit": "endgame"}})
 
 
 def known_methods() -> list[str]:

@@ -1,13 +1,16 @@
-r"""``slack-cei``: constrained EI that spends the cumulative constraint's slack, then exploits
-(:class:`ckb.rules.feasible_ei.SlackCEIRule`), the optimizer's policy for the cumulative goal: each ask may
+r"""``slack-cei``: constrained EI that spends the cumulative constraint's slack, and exploits once the
+asks left cannot earn back an exploration (:class:`ckb.rules.feasible_ei.SlackCEIRule`), the optimizer's policy for the cumulative goal: each ask may
 use the running sum's slack spread over the asks left, :math:`a_t = -\sum_{s<t} c_s / R_t` per constraint
 (observed values of every complete evaluation, in the constraints' own units), as the threshold of
-:mod:`~ckb.optimizer.policies.pcei`'s admissible set; after the exploration phase it plays the best
-posterior mean the models are confident is affordable.
+:mod:`~ckb.optimizer.policies.pcei`'s admissible set; at each ask it plays either constrained EI
+(exploring) or the best posterior mean the models are confident is affordable (exploiting), exploring
+only while the asks left can earn back what exploring costs now (``exploit = "horizon"``; ``"endgame"``:
+explore until the expected improvement falls below ``endgame_ei``, then exploit for good).
 
 **At ask time**: the incumbent, the allowance from the observed running sum and the asks left, the
-argmax. **At tell time**: nothing but the data. Constants as ``pcei`` but ``kappa`` = 2.0 (pcei: 1.0),
-``explore_kappa`` = 0, ``endgame_ei`` = 1e-3. The optimizer's ``violation_budget`` (a limit on the sum
+two argmaxes and the choice between them. **At tell time**: nothing but the data. Constants as ``pcei``
+but ``kappa`` = 2.0 (pcei: 1.0), ``explore_kappa`` = 0, ``endgame_ei`` = 1e-3 (read by ``"endgame"``
+only), ``exploit`` = "horizon". The optimizer's ``violation_budget`` (a limit on the sum
 of positive parts) is not read: this policy keeps the signed running sum at or below zero.
 """
 
@@ -17,6 +20,7 @@ import numpy as np
 
 from ckb.optimizer.policies.pcei import PessimisticCEI, _signed_thresholds
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
+from ckb.rules.cei import log_cei
 from ckb.rules.feasible_ei import SlackCEIRule
 
 #: the models'-units threshold of a credit no model value can use up (a bound map's cap below it)
@@ -28,6 +32,44 @@ class SlackCEI(PessimisticCEI):
     __doc__ = __doc__
     rule_class = SlackCEIRule
     uses_rounds_left = True
+
+    def _argmax(self, ctx, best: float | None, tau, region=None) -> np.ndarray:
+        """With a feasible incumbent and ``exploit = "horizon"``: the exploring and the exploiting argmax,
+        and the one :meth:`~ckb.rules.feasible_ei.SlackCEIRule.explores` picks (the rule's ``endgame``
+        flag says which, for the width the admissibility check uses); otherwise pcei's."""
+        rule = self.rule
+        if best is None or rule.exploit != "horizon":
+            return super()._argmax(ctx, best, tau, region)
+        models = ctx.models
+
+        def score(X):
+            mu, sd = models.mean_std(X)
+            out = None if region is None else rule.region_excess(X, *region)
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, None, out)
+
+        choice = {}
+        for endgame in (False, True):
+            rule.endgame = endgame
+            x, _ = ctx.maximize(score)
+            choice[endgame] = (x, self._excess(models, x, tau, region) <= 0.0)
+        (x_e, ok_e), (x_m, ok_m) = choice[False], choice[True]
+        explore = ok_e and (
+            not ok_m or rule.explores(*self._weigh(models, x_e, x_m, best, tau), ctx.rounds_left)
+        )
+        rule.endgame, rule.leapt = not explore, False
+        return x_e if explore else x_m
+
+    @staticmethod
+    def _weigh(models, x_e: np.ndarray, x_m: np.ndarray, best: float, tau) -> tuple[float, float, float]:
+        """log constrained EI at ``x_e`` against the threshold ``tau`` (None: 0), and the posterior means
+        of the objective at ``x_e`` and ``x_m`` (the models' units)."""
+        import torch
+
+        with torch.no_grad():
+            mu, sd = models.mean_std(torch.as_tensor(np.stack([x_e, x_m])))
+            mu_g = mu[:1, 1:] if tau is None else mu[:1, 1:] - torch.as_tensor(np.asarray(tau, dtype=float))
+            log_ei = log_cei(mu[:1, 0], sd[:1, 0], best, mu_g, sd[:1, 1:])
+        return float(log_ei.reshape(-1)[0]), float(mu[0, 0]), float(mu[1, 0])
 
     def _budgeted(self, ctx) -> bool:
         """The running sum's slack is not a violation budget: the exploration phase stays."""
