@@ -1,7 +1,8 @@
 r"""``slack-cei``: constrained EI that spends the cumulative constraint's slack, and exploits once the
-asks left cannot earn back an exploration (:class:`ckb.rules.feasible_ei.SlackCEIRule`), the optimizer's policy for the cumulative goal: each ask may
-use the running sum's slack spread over the asks left, :math:`a_t = -\sum_{s<t} c_s / R_t` per constraint
-(observed values of every complete evaluation, in the constraints' own units), as the threshold of
+asks left cannot earn back an exploration (:class:`ckb.rules.feasible_ei.SlackCEIRule`), the
+optimizer's policy for the cumulative goal: each ask may use the running sum's slack spread over the
+asks left, :math:`a_t = -\sum_{s<t} c_s / R_t` per constraint (observed values of every complete
+evaluation, in the constraints' own units), as the threshold of
 :mod:`~ckb.optimizer.policies.pcei`'s admissible set; at each ask it plays either constrained EI
 (exploring) or the best posterior mean the models are confident is affordable (exploiting), exploring
 only while the asks left can earn back what exploring costs now (``exploit = "horizon"``; ``"endgame"``:
