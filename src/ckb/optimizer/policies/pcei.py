@@ -102,16 +102,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         ``region``: ``(centres, radius)`` of a trust region (:meth:`~PessimisticCEIRule.region_excess`;
         radius None: ``budget_radius``), None: none."""
         rule, models = self.rule, ctx.models
-
-        zero = rule.zero_prior
-        target = rule.first_target(ctx.y) if best is None else None
-
-        def score(X):
-            mu, sd = models.mean_std(X)
-            mu0 = models.mean_std(X, zero_prior_mean=True)[0][..., 1:] if zero else None
-            out = None if region is None else rule.region_excess(X, *region)
-            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, out, target)
-
+        score = self._score(ctx, best, tau, region)
         x, _ = ctx.maximize(score)
         if (
             best is not None
@@ -131,6 +122,23 @@ class PessimisticCEI(RuleOptimizerPolicy):
             if float(value) >= np.log(rule.endgame_ei):
                 x, rule.leapt = x_leap, True
         return x
+
+    def _score(self, ctx, best: float | None, tau, region=None):
+        """The rule's score at points ``X`` (torch, (..., d)), the function ``ctx.maximize`` maximizes:
+        the constraints' means under a zero prior for admissibility when the rule asks for it, the
+        trust region's excess with ``region``, the feasibility-first target without an incumbent. The
+        rule's width and phase are read at each call."""
+        rule, models = self.rule, ctx.models
+        zero = rule.zero_prior
+        target = rule.first_target(ctx.y) if best is None else None
+
+        def score(X):
+            mu, sd = models.mean_std(X)
+            mu0 = models.mean_std(X, zero_prior_mean=True)[0][..., 1:] if zero else None
+            out = None if region is None else rule.region_excess(X, *region)
+            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, mu0, out, target)
+
+        return score
 
     def _relaxed(self, tau) -> np.ndarray | None:
         """A second threshold to try when no point is admissible at the first (None: the first is final,

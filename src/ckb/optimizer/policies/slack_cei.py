@@ -41,13 +41,7 @@ class SlackCEI(PessimisticCEI):
         rule = self.rule
         if best is None or rule.exploit != "horizon":
             return super()._argmax(ctx, best, tau, region)
-        models = ctx.models
-
-        def score(X):
-            mu, sd = models.mean_std(X)
-            out = None if region is None else rule.region_excess(X, *region)
-            return rule.score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], tau, None, out)
-
+        models, score = ctx.models, self._score(ctx, best, tau, region)
         choice = {}
         for endgame in (False, True):
             rule.endgame = endgame
@@ -60,15 +54,17 @@ class SlackCEI(PessimisticCEI):
         rule.endgame, rule.leapt = not explore, False
         return x_e if explore else x_m
 
-    @staticmethod
-    def _weigh(models, x_e: np.ndarray, x_m: np.ndarray, best: float, tau) -> tuple[float, float, float]:
-        """log constrained EI at ``x_e`` against the threshold ``tau`` (None: 0), and the posterior means
-        of the objective at ``x_e`` and ``x_m`` (the models' units)."""
+    def _weigh(
+        self, models, x_e: np.ndarray, x_m: np.ndarray, best: float, tau
+    ) -> tuple[float, float, float]:
+        """log constrained EI at ``x_e`` against the threshold ``tau`` (None: 0; the rule's
+        probabilities of feasibility), and the posterior means of the objective at ``x_e`` and ``x_m``
+        (the models' units)."""
         import torch
 
         with torch.no_grad():
             mu, sd = models.mean_std(torch.as_tensor(np.stack([x_e, x_m])))
-            mu_g = mu[:1, 1:] if tau is None else mu[:1, 1:] - torch.as_tensor(np.asarray(tau, dtype=float))
+            mu_g = self.rule._pof_means(mu[:1, 1:], tau)
             log_ei = log_cei(mu[:1, 0], sd[:1, 0], best, mu_g, sd[:1, 1:])
         return float(log_ei.reshape(-1)[0]), float(mu[0, 0]), float(mu[1, 0])
 
