@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("botorch")
 
 from ckb.rules.cei import log_cei  # noqa: E402
-from ckb.rules.feasible_ei import FLOOR, PessimisticCEIRule  # noqa: E402
+from ckb.rules.feasible_ei import FLOOR, PessimisticCEIRule, linf_slopes  # noqa: E402
 
 T = lambda a: torch.as_tensor(np.asarray(a, dtype=float))
 
@@ -324,6 +324,107 @@ def test_pcei_under_a_budget_evaluates_inside_the_trust_region_of_its_feasible_p
     assert len(inside) >= 5 and max(inside) <= 0.1 + 1e-9
 
 
+def test_the_observed_slopes_are_the_largest_difference_quotient_in_the_linf_distance():
+    X = np.array([[0.0, 0.0], [0.5, 0.1], [0.5, 0.5]])
+    C = np.array([[0.0, 1.0], [-1.0, np.nan], [2.0, 3.0]])
+    # too few rows for an affine fit in 2-D (d + 2 = 4): the secants alone. g1 pairs: |0+1|/0.5,
+    # |0-2|/0.5, |-1-2|/0.4 = 2, 4, 7.5; g2 with finite values: |1-3|/0.5 = 4
+    np.testing.assert_allclose(linf_slopes(X, C), [7.5, 4.0])
+    assert linf_slopes(X[:1], C[:1]).tolist() == [0.0, 0.0]
+    # an affine constraint u1 + u2 - 1 off the diagonal: every secant is below its constant 2 (the
+    # l1 norm of its gradient), which the least-squares fit recovers; a coincident row is left out
+    U = np.array([[0.0, 0.0], [0.5, 0.1], [0.1, 0.6], [0.9, 0.3], [0.2, 0.9], [0.2, 0.9]])
+    g = U.sum(1) - 1.0
+    secants = [abs(g[a] - g[b]) / np.abs(U[a] - U[b]).max() for a in range(5) for b in range(a)]
+    assert max(secants) < 1.9
+    np.testing.assert_allclose(linf_slopes(U, g[:, None]), [2.0])
+
+
+def test_the_certified_radii_keep_each_centres_box_within_what_the_slopes_allow():
+    rule = PessimisticCEIRule(2, 10, budget_radius=0.1)  # budget_lipschitz = 2 by default
+    assert (
+        PessimisticCEIRule(2, 10, budget_lipschitz=None).certified_radii(np.eye(2), -np.ones((2, 2))) is None
+    )
+    X = np.array([[0.0, 0.0], [0.5, 0.0], [0.5, 0.5]])
+    C = np.array([[-0.1, -1.0], [-0.6, -1.0], [0.4, -0.5]])  # the third row violates g1: no centre
+    assert rule.certified_radii(X, C) is None  # only under a budget
+    rule.set_budgeted(True, 5)
+    # slopes: g1 max(0.5/0.5, 0.5/0.5, 1.0/0.5) = 2 -> L1 = 4; g2 max(0, 0.5/0.5, 0.5/0.5) = 1 -> L2 = 2
+    # centre 0: min(0.1/4, 1.0/2) = 0.025; centre 1: min(0.6/4, 1.0/2) = 0.15 -> the radius 0.1
+    np.testing.assert_allclose(rule.certified_radii(X, C), [0.025, 0.1])
+    # only the constraints with a zero budget certify: g2 alone (1.0 / 2 and 1.0 / 2, beyond the radius),
+    # and with no zero budget, no certified radii at all
+    np.testing.assert_allclose(rule.certified_radii(X, C, [False, True]), [0.1, 0.1])
+    assert rule.certified_radii(X, C, [False, False]) is None
+    # the excess with per-centre radii: beyond the nearest box, in both backends
+    P = np.array([[0.03, 0.0], [0.55, 0.05], [0.3, 0.3]])
+    want = np.array([0.005, 0.0, 0.2])  # min(0.03 - 0.025, 0.5 - 0.1), inside, min(0.3 - 0.025, 0.3 - 0.1)
+    radii = rule.certified_radii(X, C)
+    np.testing.assert_allclose(rule.region_excess(P, X[:2], radii), want, atol=1e-15)
+    np.testing.assert_allclose(rule.region_excess(T(P), X[:2], radii).numpy(), want, atol=1e-15)
+
+
+def _run_in_certified_boxes(opt, f, g) -> int:
+    """Run ``opt`` to its budget on objective ``f`` and constraint ``g``; assert that every policy ask made
+    once a feasible point is known lies in some certified box (radius min(0.1, -g_i / (2 L)), the
+    slopes estimated from the points told before it); returns the number of such asks."""
+    checked = 0
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        done = [t for t in opt.history() if t["state"] == "complete"]
+        X = np.array([t["x"] for t in done])
+        c = np.array([t["constraints"][0] for t in done])
+        if opt.history()[-1]["source"] == "policy" and np.any(c <= 0.0):
+            radii = np.minimum(0.1, -c[c <= 0.0] / (2.0 * linf_slopes(X, c[:, None])[0]))
+            assert np.min(np.abs(X[c <= 0.0] - x).max(axis=1) - radii) <= 1e-9
+            checked += 1
+        opt.tell(x, f(x), [g(x)])
+    return checked
+
+
+def test_pcei_with_certified_radii_never_steps_beyond_what_the_slopes_allow():
+    import ckb
+
+    opt = ckb.Optimizer(
+        [0, 0],
+        [1, 1],
+        m=1,
+        policy="pcei",
+        budget=16,
+        minimize=True,
+        seed=1,
+        violation_budget=0.0,
+        budget_lipschitz=2.0,
+    )
+    f = lambda x: float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2)
+    assert _run_in_certified_boxes(opt, f, lambda x: float(x[0] + x[1] - 1.0)) >= 5
+
+
+def test_pcei_keeps_every_ask_in_a_certified_box_when_the_boxes_are_too_small_to_hit_at_random():
+    import ckb
+
+    # 6-D, an affine constraint sum(u) <= 2 and a known-feasible design close to it: certified radii of
+    # a few thousandths of the cube, which the maximizer's random starts never land in
+    rng = np.random.default_rng(0)
+    design = rng.uniform(0.2, 0.35, (14, 6))
+    design[:, 0] = 2.0 - design[:, 1:].sum(1) - rng.uniform(0.005, 0.05, 14)
+    assert np.all(design >= 0.0) and np.all(design <= 1.0)
+    opt = ckb.Optimizer(
+        [0.0] * 6,
+        [1.0] * 6,
+        m=1,
+        policy="pcei",
+        budget=20,
+        seed=3,
+        violation_budget=0.0,
+        initial_design=design,
+        budget_lipschitz=2.0,
+    )
+    f = lambda x: float(-np.sum((x - 0.8) ** 2))
+    assert _run_in_certified_boxes(opt, f, lambda x: float(np.sum(x) - 2.0)) == 6
+    assert opt.metrics()["violating_evaluations"] == 0
+
+
 def test_the_last_asks_refine_near_the_incumbent_without_a_budget_and_within_their_radius():
     rule = PessimisticCEIRule(1, 10, refine_radius=0.2, refine_last=0.25)  # the last ceil(2.5) = 3 asks
     X, centre = np.array([[0.5, 0.5], [0.65, 0.4], [0.9, 0.5]]), np.array([[0.5, 0.45]])
@@ -403,3 +504,27 @@ def test_pcei_refines_near_its_incumbent_in_its_last_asks(radius):
         assert len(local) >= 4 and min(n for n, _ in local) > 6 + 7
         assert max(d for _, d in local) <= radius + 1e-9
         assert opt.best_feasible()["objective"] < 0.32 + 0.005  # f* = 0.32
+
+
+def test_a_positive_violation_budget_is_never_certified_by_slopes():
+    """Certified radii are for zero budgets only: with a small positive budget, pcei asks the same points
+    with ``budget_lipschitz`` as without it, even once the budget is overspent."""
+    import ckb
+
+    def run(**kw):
+        opt = ckb.Optimizer(
+            [0, 0], [1, 1], m=1, policy="pcei", budget=14, seed=3, violation_budget=1e-3, **kw
+        )
+        while opt.metrics()["remaining"] > 0:
+            x = opt.ask()
+            opt.tell(
+                x,
+                float(-((x[0] - 0.9) ** 2) - (x[1] - 0.9) ** 2),
+                [float(np.sin(9 * x[0]) * np.sin(9 * x[1]) + 0.6)],
+            )
+        return np.array([t["x"] for t in opt.history()]), opt.metrics()
+
+    X_default, metrics = run()
+    X_off, _ = run(budget_lipschitz=None)
+    np.testing.assert_array_equal(X_default, X_off)
+    assert metrics["violation_budget_left"][0] == 0.0  # overspent: the allowance reached 0

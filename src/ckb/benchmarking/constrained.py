@@ -317,6 +317,15 @@ for _name in ("pcei", "cei", "slack-cei", "rpol-ucb", "config", *_DEFAULT_BUDGET
 #: their records are the runs whose design holds no feasible point, the others being the default's
 for _name in ("pcei-b0", "pcei-b1", "pcei-b5"):
     VARIANTS[f"{_name}-first-admissible"] = _with_params(_name, {"budget_first": "admissible"})
+#: ``pcei-b0-no-lipschitz`` (``pcei-b0-feasible-design-no-lipschitz``): a zero budget without the trust
+#: region's radii certified by the constraints' observed slopes (``budget_lipschitz=None``), pcei's rule
+#: before it; every other zero-budget variant above was measured before it too and keeps it (a positive
+#: budget never reaches it)
+for _name, (_policy, _options) in list(VARIANTS.items()):
+    if _options.get("budget_in_scales") == 0.0 and _name not in _DEFAULT_BUDGETS:
+        VARIANTS[_name] = _with_params(_name, {"budget_lipschitz": None})
+for _name in ("pcei-b0", "pcei-b0-feasible-design"):
+    VARIANTS[f"{_name}-no-lipschitz"] = _with_params(_name, {"budget_lipschitz": None})
 #: ``slack-cei-endgame``: slack-cei exploring until the expected improvement falls below ``endgame_ei``
 #: and exploiting for good from then on (``exploit="endgame"``), its rule before the horizon rule; every
 #: other slack-cei variant above was measured before it too and keeps it

@@ -699,6 +699,9 @@ class CKBSampler(BaseSampler):
                     c_to_raw=units.c_to_raw,
                     exact=self.exact,
                     rounds_left=rounds_left,
+                    violation_budget=None
+                    if self.violation_budget is None
+                    else np.broadcast_to(self.violation_budget, (data.m,)).copy(),
                 )
             )
         info = {

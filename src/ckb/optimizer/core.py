@@ -670,6 +670,7 @@ class Optimizer:
             c_to_raw=ctx["units"].c_to_raw,
             exact=self.exact,
             rounds_left=max(0, step.remaining - 1),
+            violation_budget=None if self.violation_budget is None else np.array(self.violation_budget),
         )
         with capture_warnings() as acq_log:
             u, internals = self.policy.decide(decision)

@@ -40,7 +40,8 @@ class Decision:
     policy units (array or tensor, last axis m) back to the constraints' own units (monotone, 0 -> 0);
     ``exact``: the evaluations are noise-free (a point evaluated once teaches nothing new the second
     time; the maximizer already excludes evaluated points then); ``rounds_left``: the policy's asks
-    left in the budget after this one."""
+    left in the budget after this one; ``violation_budget`` (m,), the user's whole violation budget
+    (None: no budget was set)."""
 
     models: Any
     maximize: Any
@@ -51,6 +52,7 @@ class Decision:
     c_to_raw: Any = None
     exact: bool = False
     rounds_left: int = 0
+    violation_budget: np.ndarray | None = None
 
 
 class OptimizerPolicy:

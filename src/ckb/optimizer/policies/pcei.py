@@ -10,7 +10,9 @@ GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; 
 ``endgame_ei`` (1e-3 standard deviations of the objective), and under a violation budget ``budget_alpha``
 = 0.1 (the union-bound width over the asks left), ``budget_prior`` = "zero" (admissibility judged under
 a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points within that
-:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube) and ``budget_pace`` =
+:math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube; under a zero budget
+shrunk around each point to what the constraints' observed slopes, times ``budget_lipschitz`` = 2.0,
+certify cannot reach 0) and ``budget_pace`` =
 "half" (one ask may spend at most half of what is left of the budget), ``budget_first`` = "anywhere"
 (the search for a first feasible point looks anywhere; "admissible": first among the points the
 allowance can pay for); ``leap_radius`` = None
@@ -59,7 +61,11 @@ class PessimisticCEI(RuleOptimizerPolicy):
         best = rule.incumbent(ctx.y, ctx.c)
         allowance, tau = self._allowance(ctx)
         rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
-        safe = (self._feasible_points(ctx), None) if best is not None and rule.trust_region else None
+        safe = None
+        if best is not None and rule.trust_region:
+            X = np.asarray(ctx.models.X)[: len(ctx.y)]
+            zero = None if ctx.violation_budget is None else np.asarray(ctx.violation_budget) <= 0.0
+            safe = (self._feasible_points(ctx), rule.certified_radii(X, ctx.c, zero))
 
         def pick(tau, region):  # the argmax in the region and its excess (> 0: not admissible)
             x = self._argmax(ctx, best, tau, region)
@@ -71,6 +77,8 @@ class PessimisticCEI(RuleOptimizerPolicy):
             rule.local = excess <= 0.0
         if not rule.local:  # nothing admissible near it (or no refinement): the whole admissible set
             x, excess = pick(tau, safe)
+            if excess > 0.0 and safe is not None and safe[1] is not None:  # certified boxes too small to hit
+                x, excess = self._within(ctx, best, tau, safe, x, excess)
         relaxed = None if best is None else self._relaxed(tau)
         if relaxed is not None and excess > 0.0:  # nothing admissible at the first threshold: the relaxed one
             x, excess = pick(relaxed, safe)
@@ -82,6 +90,32 @@ class PessimisticCEI(RuleOptimizerPolicy):
                 rule.first_anywhere = False
         rule.record(excess, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
+
+    def _within(self, ctx, best, tau, region, x, excess, n: int = 2048):
+        """The best of ``n`` points drawn uniformly in the trust region's boxes (a centre at random, then
+        a point of its box; boxes of radius 0 left out), or ``x`` and its ``excess`` when none of them
+        scores higher. The maximizer's random starts rarely land in boxes a few thousandths of the cube
+        wide in several dimensions (certified radii, :meth:`~PessimisticCEIRule.certified_radii`), and
+        its search from outside them stops where the region's excess trades against the constraints'
+        (the speed reducer, 7-D: a first ask 0.1 beyond every box, violating the constraint 5 - x1/x2
+        that a box would have kept)."""
+        import torch
+
+        centres, radii = region
+        keep = np.asarray(radii) > 0.0
+        if not np.any(keep):
+            return x, excess
+        C, R = centres[keep], np.asarray(radii)[keep]
+        i = ctx.rng.integers(len(C), size=n)
+        U = np.clip(C[i] + (2.0 * ctx.rng.random((n, C.shape[1])) - 1.0) * R[i, None], 0.0, 1.0)
+        score = self._score(ctx, best, tau, region)
+        with torch.no_grad():
+            v = score(torch.as_tensor(U)).numpy().reshape(-1)
+            v_x = float(score(torch.as_tensor(x[None, :])).reshape(-1)[0])
+        k = int(np.argmax(v))
+        if not v[k] > v_x:
+            return x, excess
+        return U[k].copy(), self._excess(ctx.models, U[k], tau, region)
 
     @staticmethod
     def _feasible_points(ctx) -> np.ndarray:
