@@ -439,3 +439,21 @@ def test_a_dead_claim_is_skipped_and_a_live_foreign_one_times_out():
     study._storage.set_trial_system_attr(other._trial_id, CLAIM_KEY, alien)
     with pytest.raises(DecisionTimeoutError, match=f"waited 0.3 s for trial {other.number}'s decision"):
         study.optimize(_active_objective, n_trials=1)
+
+
+def test_the_policy_sees_the_whole_violation_budget_per_constraint(monkeypatch):
+    """pcei certifies the constraints whose budget is zero (ckb.rules.feasible_ei), so the sampler hands
+    the user's whole budget, broadcast per constraint, to each decision, as ckb.Optimizer does."""
+    from ckb.optimizer.policies.pcei import PessimisticCEI
+
+    seen, decide = [], PessimisticCEI.decide
+
+    def spy(self, ctx):
+        seen.append(ctx.violation_budget)
+        return decide(self, ctx)
+
+    monkeypatch.setattr(PessimisticCEI, "decide", spy)
+    sampler = CKBSampler(policy="pcei", constraints_func=_constraints, violation_budget=0.0, **FAST)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(_active_objective, n_trials=8)
+    assert len(seen) == 2 and all(np.array_equal(b, [0.0]) for b in seen)
