@@ -356,6 +356,11 @@ def test_the_certified_radii_keep_each_centres_box_within_what_the_slopes_allow(
     # and with no zero budget, no certified radii at all
     np.testing.assert_allclose(rule.certified_radii(X, C, [False, True]), [0.1, 0.1])
     assert rule.certified_radii(X, C, [False, False]) is None
+    # budget_certify="allowance": every constraint against this ask's allowance; 0.2 in g1 widens what
+    # the first centre may reach, (0.2 + 0.1) / 4, and the zero-budget mask is not read
+    rule.budget_certify = "allowance"
+    np.testing.assert_allclose(rule.certified_radii(X, C, [False, False], [0.2, 0.0]), [0.075, 0.1])
+    rule.budget_certify = "zero"
     # the excess with per-centre radii: beyond the nearest box, in both backends
     P = np.array([[0.03, 0.0], [0.55, 0.05], [0.3, 0.3]])
     want = np.array([0.005, 0.0, 0.2])  # min(0.03 - 0.025, 0.5 - 0.1), inside, min(0.3 - 0.025, 0.3 - 0.1)

@@ -326,6 +326,9 @@ for _name, (_policy, _options) in list(VARIANTS.items()):
         VARIANTS[_name] = _with_params(_name, {"budget_lipschitz": None})
 for _name in ("pcei-b0", "pcei-b0-feasible-design"):
     VARIANTS[f"{_name}-no-lipschitz"] = _with_params(_name, {"budget_lipschitz": None})
+#: ``pcei-b1-certify-allowance``: budget 1 with every constraint certified against each ask's allowance
+#: (``budget_certify="allowance"``)
+VARIANTS["pcei-b1-certify-allowance"] = _with_params("pcei-b1", {"budget_certify": "allowance"})
 #: ``slack-cei-endgame``: slack-cei exploring until the expected improvement falls below ``endgame_ei``
 #: and exploiting for good from then on (``exploit="endgame"``), its rule before the horizon rule; every
 #: other slack-cei variant above was measured before it too and keeps it

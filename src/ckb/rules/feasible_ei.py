@@ -161,7 +161,13 @@ wrong by more than ``kappa`` standard deviations.
   run again on the 45 runs of budgets 1 and 5 that overspent (of 320), certifying the constraints
   once their budget was spent left the final designs far worse at about the same violation (the
   tension spring with budget 1: median gap 2.8 against 0.12, scaled violation
-  4.4 both; one-off runs, not in the records). And a pace (``budget_pace = "half"``): one ask may spend
+  4.4 both; one-off runs, not in the records). ``budget_certify = "allowance"`` certifies every
+  constraint under any budget against this ask's allowance, :math:`r_i = \min(\rho, \min_j (\tau_j -
+  c_{i,j}) / L_j)`, so that no ask could spend more than its allowance were the slopes right: with budget
+  1 (benchmark variant ``pcei-b1-certify-allowance``, 20 seeds) runs within budget 20, 10, 20, 20, 19,
+  0, 20, 20 against 20, 10, 17, 19, 19, 0, 16, 20 (six problems at 18 or more against four), but median
+  final gaps far larger (Gramacy 0.25 against 0.13, the welded beam 1.3 against 0.12, Hartmann-6 0.12
+  against 0.016 with 1 run solved against 12). Not the default. And a pace (``budget_pace = "half"``): one ask may spend
   at most half of what is left, :math:`a_{t,j} = (b_j - \text{spent}_{t,j}) / 2`, so the pessimistic spending
   over the run is a geometric series within the budget, a single ask whose violation is up to twice
   its pessimistic bound still fits, and the rule turns more cautious as the budget runs out
@@ -191,7 +197,7 @@ incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations 
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
 least the union-bound width below, so the budget's guarantee does not rest on this default),
 ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
-``budget_radius`` (0.1), ``budget_lipschitz`` (2.0; None: no certified radii), ``budget_pace`` ("half"), ``budget_first`` ("anywhere"; "admissible"
+``budget_radius`` (0.1), ``budget_lipschitz`` (2.0; None: no certified radii), ``budget_certify`` ("zero"; "allowance"), ``budget_pace`` ("half"), ``budget_first`` ("anywhere"; "admissible"
 measured at 20 seeds (budget 0: 10) on the runs whose design holds no feasible point, the others
 unchanged: runs within budget 5 on the spring 19 of 20 against 17, Gardner 2 20 against 19, the welded
 beam 17 against 18; budget 1 Gardner 2 9 against 10, Hartmann-6 20 against 19, the welded beam 17
@@ -281,6 +287,7 @@ class PessimisticCEIRule(Rule):
         "budget_prior": Choice(("zero", "fitted")),
         "budget_radius": Real(low=0.0, high=1.0, low_inclusive=False, optional=True),
         "budget_lipschitz": Real(low=0.0, low_inclusive=False, optional=True),
+        "budget_certify": Choice(("zero", "allowance")),
         "leap_radius": Real(low=0.0, high=1.0, low_inclusive=False, optional=True),
         "first_quantile": Real(low=0.0, high=1.0, optional=True),
         "budget_pace": Choice(("all", "half", "even")),
@@ -296,6 +303,7 @@ class PessimisticCEIRule(Rule):
         "budget_prior": "zero",
         "budget_radius": 0.1,
         "budget_lipschitz": 2.0,
+        "budget_certify": "zero",
         "leap_radius": None,
         "first_quantile": 0.5,
         "budget_pace": "half",
@@ -382,33 +390,43 @@ class PessimisticCEIRule(Rule):
             return positive_part(nearest_linf(X, X_feasible) - rho)
         return positive_part(nearest_linf(X, X_feasible, rho))
 
-    def certified_radii(self, X, C, zero=None) -> np.ndarray | None:
-        r"""Per-centre radii of the trust region certified by the observed slopes of the constraints whose
-        violation budget is zero (under a budget, with ``budget_lipschitz`` :math:`\lambda`; None when no
-        budget is zero or without ``budget_lipschitz``: every centre gets ``budget_radius``). ``X`` (n, d)
-        the evaluated points (unit cube), ``C`` (n, m) their constraint values (the models' units),
-        ``zero`` (m,) which constraints' budget is zero (None: all). With :math:`L_j = \lambda \hat L_j`
-        (:func:`linf_slopes`), centre :math:`x_i` (every observed :math:`c_{i,j} \le 0`) gets
+    def certified_radii(self, X, C, zero=None, threshold=None) -> np.ndarray | None:
+        r"""Per-centre radii of the trust region certified by the constraints' observed slopes (under a
+        budget, with ``budget_lipschitz`` :math:`\lambda`; None without either, or when no constraint is
+        certified: every centre gets ``budget_radius``). ``X`` (n, d) the evaluated points (unit cube),
+        ``C`` (n, m) their constraint values (the models' units), ``zero`` (m,) which constraints' budget
+        is zero (None: all), ``threshold`` :math:`\tau` (m,) what this ask may spend (the models' units;
+        None: 0). With :math:`L_j = \lambda \hat L_j` (:func:`linf_slopes`), centre :math:`x_i` (every
+        observed :math:`c_{i,j} \le 0`) gets
 
         .. math::
 
-            r_i = \min\Big(\rho,\ \min_{j\ \mathrm{zero},\ L_j > 0} -c_{i,j} / L_j\Big),
+            r_i = \min\Big(\rho,\ \min_{j \in J,\ L_j > 0} (\tau_j - c_{i,j}) / L_j\Big),
 
-        so that :math:`c_{i,j} + L_j \|x - x_i\|_\infty \le 0` in its box: were :math:`L_j` a Lipschitz
-        constant of :math:`g_j` (in the models' units), no point of the region could violate it, whatever
-        the GPs say (they are fitted on a handful of points at the first asks). Not for a positive budget,
-        even once overspent (module docstring). Returns the radii of the feasible rows, in order
+        so that :math:`c_{i,j} + L_j \|x - x_i\|_\infty \le \tau_j` in its box: were :math:`L_j` a
+        Lipschitz constant of :math:`g_j` (in the models' units), no point of the region could violate
+        beyond :math:`\tau_j`, whatever the GPs say (they are fitted on a handful of points at the first
+        asks). :math:`J`: the constraints whose budget is zero, with :math:`\tau_j = 0`
+        (``budget_certify = "zero"``), or every constraint against this ask's allowance
+        (``"allowance"``; module docstring). Returns the radii of the feasible rows, in order
         (:func:`ckb.violation.feasible_rows`)."""
         if not self.budgeted or getattr(self, "budget_lipschitz", None) is None:
             return None
-        zero = np.ones(self.m, dtype=bool) if zero is None else np.asarray(zero, dtype=bool).reshape(self.m)
-        if not np.any(zero):
+        if getattr(self, "budget_certify", "zero") == "allowance":
+            J = np.ones(self.m, dtype=bool)
+            tau = (
+                np.zeros(self.m) if threshold is None else np.asarray(threshold, dtype=float).reshape(self.m)
+            )
+        else:
+            J = np.ones(self.m, dtype=bool) if zero is None else np.asarray(zero, dtype=bool).reshape(self.m)
+            tau = np.zeros(self.m)
+        if not np.any(J):
             return None
         from ckb.violation import feasible_rows
 
         C = np.asarray(C, dtype=float).reshape(len(X), self.m)
-        L = self.budget_lipschitz * linf_slopes(X, C[:, zero])
-        margin = -C[feasible_rows(C)][:, zero]
+        L = self.budget_lipschitz * linf_slopes(X, C[:, J])
+        margin = tau[None, J] - C[feasible_rows(C)][:, J]
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where(L > 0.0, margin / np.where(L > 0.0, L, 1.0), np.inf)
         return np.minimum(self.budget_radius, r.min(-1, initial=np.inf))

@@ -12,7 +12,8 @@ GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; 
 a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points within that
 :math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube; under a zero budget
 shrunk around each point to what the constraints' observed slopes, times ``budget_lipschitz`` = 2.0,
-certify cannot reach 0) and ``budget_pace`` =
+certify cannot reach 0; ``budget_certify`` = "zero", "allowance": every constraint under any budget,
+against what each ask may spend) and ``budget_pace`` =
 "half" (one ask may spend at most half of what is left of the budget), ``budget_first`` = "anywhere"
 (the search for a first feasible point looks anywhere; "admissible": first among the points the
 allowance can pay for); ``leap_radius`` = None
@@ -65,7 +66,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         if best is not None and rule.trust_region:
             X = np.asarray(ctx.models.X)[: len(ctx.y)]
             zero = None if ctx.violation_budget is None else np.asarray(ctx.violation_budget) <= 0.0
-            safe = (self._feasible_points(ctx), rule.certified_radii(X, ctx.c, zero))
+            safe = (self._feasible_points(ctx), rule.certified_radii(X, ctx.c, zero, tau))
 
         def pick(tau, region):  # the argmax in the region and its excess (> 0: not admissible)
             x = self._argmax(ctx, best, tau, region)
