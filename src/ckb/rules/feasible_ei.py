@@ -136,45 +136,43 @@ wrong by more than ``kappa`` standard deviations.
   asks after the design, one box-tenth or more from anything evaluated; safe-exploration methods grow a
   safe set outward from evaluated safe points for the same reason (SafeOpt; the trust regions of
   SCBO). None: no trust region. Under a zero budget the radii are certified (``budget_lipschitz``
-  :math:`\lambda` = 2; :meth:`certified_radii`): each centre's radius shrinks to
-  :math:`\min(\rho, \min_j -c_{i,j} / (\lambda \hat L_j))` over the constraints whose budget is zero,
-  with :math:`\hat L_j` the slope the data show (:func:`linf_slopes`: the larger of the largest secant
-  slope and the affine fit's), so that were :math:`\lambda \hat L_j` a Lipschitz constant no point of
-  the region could violate, whatever the GPs say; when the maximizer finds nothing admissible (boxes a
-  few thousandths of the cube wide in 7-D), the best of 2,048 points drawn in the boxes is played.
-  Without it a zero budget was not kept even after a known-feasible design: GPs fitted on 2d + 2
-  points that all satisfy a constraint were confident within the trust region (Gardner 1, seed 1, ask
-  6: an upper bound of -0.026 at width 2.9 where the true value was +0.41). Measured on the eight
-  benchmark problems against ``budget_lipschitz = None`` (benchmark variants ``pcei-b0-no-lipschitz``
-  and ``pcei-b0-feasible-design-no-lipschitz``, the rule before): after a known-feasible design (seeds
-  0-19; 0-9 before) runs without a violating evaluation 18, 20, 20, 20, 20, 19, 19, 20 of 20 (Gardner
-  1, Gardner 2, Gramacy, Branin-disk, Hartmann-6 in the ball, the spring, the welded beam, the speed
-  reducer) against 7, 1, 6, 5, 9, 0, 0, 1 of 10; with a Sobol design (seeds 0-9) runs within budget
-  10, 4, 9, 10, 10, 0, 7, 10 of 10 against 9, 4, 4, 7, 9, 0, 0, 10 (seeds 0-19: 19, 6, 19, 20, 19, 0,
-  17, 20 of 20) (most misses: no feasible point
-  in the design, and the search for one violates). The price is progress where a constraint is steep
-  somewhere in the box (its largest slope sets the radius everywhere): median final gap after the
-  feasible design 0.21 against 0.054 on Hartmann-6, 0.73 against 0.35 on the welded beam, 0.045 against
-  0.026 on the speed reducer, 0.25 against 0.0034 on Gramacy (its optimum lies in a feasible region
-  that no violation-free path reaches from most designs); with a Sobol design the speed reducer
-  solved in 3 of 10 seeds against 10. A positive budget is not certified, not even once overspent:
-  run again on the 45 runs of budgets 1 and 5 that overspent (of 320), certifying the constraints
-  once their budget was spent left the final designs far worse at about the same violation (the
-  tension spring with budget 1: median gap 2.8 against 0.12, scaled violation
-  4.4 both; one-off runs, not in the records). ``budget_certify = "allowance"`` certifies every
-  constraint under any budget against this ask's allowance, :math:`r_i = \min(\rho, \min_j (\tau_j -
-  c_{i,j}) / L_j)`, so that no ask could spend more than its allowance were the slopes right: with budget
-  1 (benchmark variant ``pcei-b1-certify-allowance``, 20 seeds) runs within budget 20, 10, 20, 20, 19,
-  0, 20, 20 against 20, 10, 17, 19, 19, 0, 16, 20 (six problems at 18 or more against four), but median
-  final gaps far larger (Gramacy 0.25 against 0.13, the welded beam 1.3 against 0.12, Hartmann-6 0.12
-  against 0.016 with 1 run solved against 12). Not the default. And a pace (``budget_pace = "half"``): one ask may spend
-  at most half of what is left, :math:`a_{t,j} = (b_j - \text{spent}_{t,j}) / 2`, so the pessimistic spending
-  over the run is a geometric series within the budget, a single ask whose violation is up to twice
-  its pessimistic bound still fits, and the rule turns more cautious as the budget runs out
-  (``"all"``: the whole remainder, the rule before this constant; ``"even"``: an even share over the
-  asks left, as slack-cei spreads its slack). Measured on the eight benchmark problems at 20 seeds
-  (runs within budget outside the spring, which keeps none): budget 1 121 of 140 against 110 with
-  ``"all"`` (the welded beam 16 against 9, median gap 0.12 against 0.23; Gramacy 17 against 14),
+  :math:`\lambda` = 2; :meth:`certified_radii`): each centre's radius shrinks to :math:`\min(\rho, \min_j
+  -c_{i,j} / (\lambda \hat L_j))` over the constraints whose budget is zero, with :math:`\hat L_j` the slope
+  the data show (:func:`linf_slopes`: the larger of the largest secant slope and the affine fit's), so that
+  were :math:`\lambda \hat L_j` a Lipschitz constant no point of the region could violate, whatever the GPs
+  say; when the maximizer finds nothing admissible (boxes a few thousandths of the cube wide in 7-D), the
+  best of 2,048 points drawn in the boxes is played. Without it a zero budget was not kept even after a
+  known-feasible design: GPs fitted on 2d + 2 points that all satisfy a constraint were confident within the
+  trust region (Gardner 1, seed 1, ask 6: an upper bound of -0.026 at width 2.9 where the true value was
+  +0.41). Measured on the eight benchmark problems against ``budget_lipschitz = None`` (benchmark variants
+  ``pcei-b0-no-lipschitz`` and ``pcei-b0-feasible-design-no-lipschitz``, the rule before): after a
+  known-feasible design (seeds 0-19; 0-9 before) runs without a violating evaluation 18, 20, 20, 20, 20, 19,
+  19, 20 of 20 (Gardner 1, Gardner 2, Gramacy, Branin-disk, Hartmann-6 in the ball, the spring, the welded
+  beam, the speed reducer) against 7, 1, 6, 5, 9, 0, 0, 1 of 10; with a Sobol design (seeds 0-9) runs within
+  budget 10, 4, 9, 10, 10, 0, 7, 10 of 10 against 9, 4, 4, 7, 9, 0, 0, 10 (seeds 0-19: 19, 6, 19, 20, 19, 0,
+  17, 20 of 20; most misses: no feasible point in the design, and the search for one violates). The price is
+  progress where a constraint is steep somewhere in the box (its largest slope sets the radius everywhere):
+  median final gap after the feasible design 0.21 against 0.054 on Hartmann-6, 0.73 against 0.35 on the
+  welded beam, 0.045 against 0.026 on the speed reducer, 0.25 against 0.0034 on Gramacy (its optimum lies in
+  a feasible region that no violation-free path reaches from most designs); with a Sobol design the speed
+  reducer solved in 3 of 10 seeds against 10. A positive budget is not certified, not even once overspent:
+  run again on the 45 runs of budgets 1 and 5 that overspent (of 320), certifying the constraints once their
+  budget was spent left the final designs far worse at about the same violation (the tension spring with
+  budget 1: median gap 2.8 against 0.12, scaled violation 4.4 both; one-off runs, not in the records).
+  ``budget_certify = "allowance"`` certifies every constraint under any budget against this ask's allowance,
+  :math:`r_i = \min(\rho, \min_j (\tau_j - c_{i,j}) / L_j)`, so that no ask could spend more than its
+  allowance were the slopes right: with budget 1 (benchmark variant ``pcei-b1-certify-allowance``, 20 seeds)
+  runs within budget 20, 10, 20, 20, 19, 0, 20, 20 against 20, 10, 17, 19, 19, 0, 16, 20 (six problems at 18
+  or more against four), but median final gaps far larger (Gramacy 0.25 against 0.13, the welded beam 1.3
+  against 0.12, Hartmann-6 0.12 against 0.016 with 1 run solved against 12). Not the default. And a pace
+  (``budget_pace = "half"``): one ask may spend at most half of what is left, :math:`a_{t,j} = (b_j -
+  \text{spent}_{t,j}) / 2`, so the pessimistic spending over the run is a geometric series within the
+  budget, a single ask whose violation is up to twice its pessimistic bound still fits, and the rule turns
+  more cautious as the budget runs out (``"all"``: the whole remainder, the rule before this constant;
+  ``"even"``: an even share over the asks left, as slack-cei spreads its slack).
+  Measured on the eight benchmark problems at 20 seeds (runs within budget outside the spring, which keeps
+  none): budget 1 121 of 140 against 110 with ``"all"`` (the welded beam 16 against 9, median gap 0.12
+  against 0.23; Gramacy 17 against 14),
   budget 5 137 against 135; the price, Hartmann-6 in the ball with budget 5 solved in 13 seeds against
   17 (a smaller allowance per ask slows the approach to its optimum near the boundary). ``"even"``
   kept budget 1 less often at seeds 0-9 (the welded beam 7 of 10 against 9 with ``"half"``, Gramacy 8
@@ -197,7 +195,8 @@ incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations 
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
 least the union-bound width below, so the budget's guarantee does not rest on this default),
 ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
-``budget_radius`` (0.1), ``budget_lipschitz`` (2.0; None: no certified radii), ``budget_certify`` ("zero"; "allowance"), ``budget_pace`` ("half"), ``budget_first`` ("anywhere"; "admissible"
+``budget_radius`` (0.1), ``budget_lipschitz`` (2.0; None: no certified radii), ``budget_certify``
+("zero"; "allowance"), ``budget_pace`` ("half"), ``budget_first`` ("anywhere"; "admissible"
 measured at 20 seeds (budget 0: 10) on the runs whose design holds no feasible point, the others
 unchanged: runs within budget 5 on the spring 19 of 20 against 17, Gardner 2 20 against 19, the welded
 beam 17 against 18; budget 1 Gardner 2 9 against 10, Hartmann-6 20 against 19, the welded beam 17
