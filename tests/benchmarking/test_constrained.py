@@ -209,3 +209,24 @@ def test_the_code_digest_covers_the_rules_the_optimizer_decides_with(tmp_path):
     f = sorted((root / "problems").glob("*.py"))[-1]
     f.write_text(f.read_text() + "\n# changed\n")
     assert source_digest(root) == before
+
+
+def test_every_stored_run_record_names_the_method_directory_it_is_filed_under():
+    """A report groups records by their method field, so a record moved to a variant's directory must
+    say so (the former slack-cei records moved to ``slack-cei-endgame`` once said "slack-cei" and would
+    have been pooled with the new ones)."""
+    import re
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / "constrained"
+    paths = sorted(root.glob("*/*/seed-*.json"))
+    assert paths, f"no run records under {root}"
+    wrong = []
+    for path in paths:
+        with path.open() as fh:
+            head = fh.read(300)
+        found = re.search(r'"config": \{"method": "([^"]+)"', head)
+        method = re.search(r'"method": "([^"]+)", "problem"', head[found.end() :]) if found else None
+        names = (found and found.group(1), method and method.group(1))
+        if names != (path.parent.name, path.parent.name) or path.parent.parent.name not in head:
+            wrong.append(f"{path.relative_to(root)}: {names}")
+    assert not wrong, f"{len(wrong)} record(s) name another method: {wrong[:5]}"

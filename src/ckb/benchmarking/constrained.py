@@ -298,15 +298,24 @@ def _with_params(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]
     return policy, {**options, "params": {**options.get("params", {}), **params}}
 
 
+def _pin(params: dict[str, Any], where) -> None:
+    """Add ``params`` to every variant registered so far for which ``where(name, policy, options)``
+    holds: the variants measured before a new default keep the rule their records were run with."""
+    for name, (policy, options) in list(VARIANTS.items()):
+        if where(name, policy, options):
+            VARIANTS[name] = _with_params(name, params)
+
+
 # every other variant above that leaves the units to the default was measured before the bound map
 # joined "auto": it keeps the units of its records
-for _name, (_policy, _options) in list(VARIANTS.items()):
-    if (
-        _policy not in BASELINE_METHODS
-        and _name not in _DEFAULT_BUDGETS
-        and "outcome_transform" not in _options.get("params", {})
-    ):
-        VARIANTS[_name] = _with_params(_name, _NO_BOUNDS)
+_pin(
+    _NO_BOUNDS,
+    lambda name, policy, options: (
+        policy not in BASELINE_METHODS
+        and name not in _DEFAULT_BUDGETS
+        and "outcome_transform" not in options.get("params", {})
+    ),
+)
 #: ``NAME-no-bounds``: a method before the bound map joined "auto", for the methods whose records were
 #: run again then (their former records, on the spring and in Gardner 1's seed 1, where the units differ;
 #: the rules with ``bound_map = False`` keep "auto-no-bounds" under "auto")
@@ -321,9 +330,10 @@ for _name in ("pcei-b0", "pcei-b1", "pcei-b5"):
 #: region's radii certified by the constraints' observed slopes (``budget_lipschitz=None``), pcei's rule
 #: before it; every other zero-budget variant above was measured before it too and keeps it (a positive
 #: budget never reaches it)
-for _name, (_policy, _options) in list(VARIANTS.items()):
-    if _options.get("budget_in_scales") == 0.0 and _name not in _DEFAULT_BUDGETS:
-        VARIANTS[_name] = _with_params(_name, {"budget_lipschitz": None})
+_pin(
+    {"budget_lipschitz": None},
+    lambda name, policy, options: options.get("budget_in_scales") == 0.0 and name not in _DEFAULT_BUDGETS,
+)
 for _name in ("pcei-b0", "pcei-b0-feasible-design"):
     VARIANTS[f"{_name}-no-lipschitz"] = _with_params(_name, {"budget_lipschitz": None})
 #: ``pcei-b1-certify-allowance``: budget 1 with every constraint certified against each ask's allowance
@@ -332,9 +342,10 @@ VARIANTS["pcei-b1-certify-allowance"] = _with_params("pcei-b1", {"budget_certify
 #: ``slack-cei-endgame``: slack-cei exploring until the expected improvement falls below ``endgame_ei``
 #: and exploiting for good from then on (``exploit="endgame"``), its rule before the horizon rule; every
 #: other slack-cei variant above was measured before it too and keeps it
-for _name, (_policy, _options) in list(VARIANTS.items()):
-    if _policy == "slack-cei" and "exploit" not in _options.get("params", {}):
-        VARIANTS[_name] = _with_params(_name, {"exploit": "endgame"})
+_pin(
+    {"exploit": "endgame"},
+    lambda name, policy, options: policy == "slack-cei" and "exploit" not in options.get("params", {}),
+)
 VARIANTS["slack-cei-endgame"] = ("slack-cei", {"params": {"exploit": "endgame"}})
 
 

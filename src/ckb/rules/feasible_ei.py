@@ -233,9 +233,10 @@ from ckb.rules.cei import ConstrainedEIRule, log_cei, log_first_feasible, quanti
 
 def nearest_linf(X, X_ref, radii=None):
     r""":math:`\min_i \|x - x_i\|_\infty` over the rows :math:`x_i` of ``X_ref`` (n, d) for each point of
-    ``X`` (..., d), numpy or torch (``X_ref`` converted to ``X``'s kind); with ``radii`` (n,),
-    :math:`\min_i (\|x - x_i\|_\infty - r_i)`, <= 0 exactly inside some box of centre :math:`x_i` and
-    radius :math:`r_i`."""
+    ``X`` (..., d), numpy or torch (``X_ref`` converted to ``X``'s kind); with ``radii`` (n,) or one
+    radius, :math:`\min_i (\|x - x_i\|_\infty - r_i)`, <= 0 exactly inside some box of centre
+    :math:`x_i` and radius :math:`r_i` (with one radius the same number as the distance minus it: the
+    rounded difference is monotone in the distance)."""
     diff = X[..., None, :] - like(X_ref, X)
     dist = np.abs(diff).max(-1) if isinstance(X, np.ndarray) else diff.abs().amax(-1)
     if radii is not None:
@@ -380,13 +381,12 @@ class PessimisticCEIRule(Rule):
         """Admit only points near an evaluated feasible point (under a budget, with ``budget_radius``)."""
         return self.budgeted and self.budget_radius is not None
 
-    def region_excess(self, X, X_feasible, radius: float | None = None):
-        r""":math:`[\min_i \|x - x_i\|_\infty - \rho]^+` over the evaluated feasible points :math:`x_i`
-        (unit cube, (n, d)), ``radius`` :math:`\rho` (None: ``budget_radius``): 0 exactly inside the trust
-        region; ``X`` (..., d), numpy or torch."""
+    def region_excess(self, X, X_feasible, radius=None):
+        r""":math:`[\min_i (\|x - x_i\|_\infty - \rho_i)]^+` over the evaluated feasible points
+        :math:`x_i` (unit cube, (n, d)), ``radius`` :math:`\rho` one radius for all (None:
+        ``budget_radius``) or one per point (:meth:`certified_radii`): 0 exactly inside the trust region;
+        ``X`` (..., d), numpy or torch."""
         rho = self.budget_radius if radius is None else radius
-        if np.ndim(rho) == 0:
-            return positive_part(nearest_linf(X, X_feasible) - rho)
         return positive_part(nearest_linf(X, X_feasible, rho))
 
     def certified_radii(self, X, C, zero=None, threshold=None) -> np.ndarray | None:

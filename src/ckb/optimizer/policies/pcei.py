@@ -64,9 +64,9 @@ class PessimisticCEI(RuleOptimizerPolicy):
         rule.set_budgeted(self._budgeted(ctx), ctx.rounds_left)
         safe = None
         if best is not None and rule.trust_region:
-            X = np.asarray(ctx.models.X)[: len(ctx.y)]
             zero = None if ctx.violation_budget is None else np.asarray(ctx.violation_budget) <= 0.0
-            safe = (self._feasible_points(ctx), rule.certified_radii(X, ctx.c, zero, tau))
+            radii = rule.certified_radii(self._complete_points(ctx), ctx.c, zero, tau)
+            safe = (self._feasible_points(ctx), radii)
 
         def pick(tau, region):  # the argmax in the region and its excess (> 0: not admissible)
             x = self._argmax(ctx, best, tau, region)
@@ -119,11 +119,16 @@ class PessimisticCEI(RuleOptimizerPolicy):
         return U[k].copy(), self._excess(ctx.models, U[k], tau, region)
 
     @staticmethod
-    def _feasible_points(ctx) -> np.ndarray:
+    def _complete_points(ctx) -> np.ndarray:
+        """The complete evaluated points (unit cube, rows of ``ctx.y`` and ``ctx.c``): the models' first
+        rows, in order."""
+        return np.asarray(ctx.models.X)[: len(ctx.y)]
+
+    @classmethod
+    def _feasible_points(cls, ctx) -> np.ndarray:
         """The evaluated points (unit cube) whose every observed constraint value is <= 0: the centres of
-        the trust region under a budget (the models' first rows are the complete points, in order)."""
-        X = np.asarray(ctx.models.X)[: len(ctx.y)]
-        return X[feasible_rows(ctx.c)]
+        the trust region under a budget."""
+        return cls._complete_points(ctx)[feasible_rows(ctx.c)]
 
     @classmethod
     def _incumbent_point(cls, ctx) -> np.ndarray:
