@@ -360,7 +360,16 @@ def test_the_certified_radii_keep_each_centres_box_within_what_the_slopes_allow(
     # the first centre may reach, (0.2 + 0.1) / 4, and the zero-budget mask is not read
     rule.budget_certify = "allowance"
     np.testing.assert_allclose(rule.certified_radii(X, C, [False, False], [0.2, 0.0]), [0.075, 0.1])
-    rule.budget_certify = "zero"
+    # budget_certify="left": zero budgets as "zero" (g2: 1.0 / 2), a positive one against what is left
+    # of it at factor budget_lipschitz_left = 1 (g1: (0.2 + 0.1) / 2 and (0.2 + 0.6) / 2), an exhausted
+    # one (nothing left) not at all
+    rule.budget_certify = "left"
+    np.testing.assert_allclose(rule.certified_radii(X, C, [False, True], [0.2, 0.0]), [0.1, 0.1])
+    rule.budget_radius = 1.0
+    np.testing.assert_allclose(rule.certified_radii(X, C, [False, True], [0.2, 0.0]), [0.15, 0.4])
+    np.testing.assert_allclose(rule.certified_radii(X, C, [False, True], [0.0, 0.0]), [0.5, 0.5])
+    assert rule.certified_radii(X, C, [False, False], [0.0, 0.0]) is None
+    rule.budget_radius, rule.budget_certify = 0.1, "zero"
     # the excess with per-centre radii: beyond the nearest box, in both backends
     P = np.array([[0.03, 0.0], [0.55, 0.05], [0.3, 0.3]])
     want = np.array([0.005, 0.0, 0.2])  # min(0.03 - 0.025, 0.5 - 0.1), inside, min(0.3 - 0.025, 0.3 - 0.1)
@@ -403,6 +412,31 @@ def test_pcei_with_certified_radii_never_steps_beyond_what_the_slopes_allow():
     )
     f = lambda x: float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2)
     assert _run_in_certified_boxes(opt, f, lambda x: float(x[0] + x[1] - 1.0)) >= 5
+
+
+def test_pcei_certifies_a_positive_budget_against_what_is_left_of_it():
+    import ckb
+
+    # budget_certify="left": radius min(0.1, (left - g_i) / L) (budget_lipschitz_left = 1) with left the
+    # whole remainder before the ask, in the constraint's own units (its linear model units leave the
+    # radii unchanged), while something is left; some asks lie beyond the boxes that "allowance", half of
+    # the remainder at factor 2, would certify
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], m=1, policy="pcei", budget=16, minimize=True, seed=1, violation_budget=0.1,
+        budget_certify="left",
+    )  # fmt: skip
+    beyond = []
+    while opt.metrics()["remaining"] > 0:
+        left = opt.metrics()["violation_budget_left"][0]
+        x = opt.ask()
+        done = [t for t in opt.history() if t["state"] == "complete"]
+        X, c = np.array([t["x"] for t in done]), np.array([t["constraints"][0] for t in done])
+        if opt.history()[-1]["source"] == "policy" and np.any(c <= 0.0) and left > 0.0:
+            L, dist = linf_slopes(X, c[:, None])[0], np.abs(X[c <= 0.0] - x).max(axis=1)
+            assert np.min(dist - np.minimum(0.1, (left - c[c <= 0.0]) / L)) <= 1e-9
+            beyond.append(np.min(dist - np.minimum(0.1, (left / 2 - c[c <= 0.0]) / (2 * L))) > 1e-9)
+        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+    assert len(beyond) >= 5 and any(beyond)
 
 
 def test_pcei_keeps_every_ask_in_a_certified_box_when_the_boxes_are_too_small_to_hit_at_random():

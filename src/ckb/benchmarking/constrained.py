@@ -339,6 +339,21 @@ for _name in ("pcei-b0", "pcei-b0-feasible-design"):
 #: ``pcei-b1-certify-allowance``: budget 1 with every constraint certified against each ask's allowance
 #: (``budget_certify="allowance"``)
 VARIANTS["pcei-b1-certify-allowance"] = _with_params("pcei-b1", {"budget_certify": "allowance"})
+#: ``pcei-b1-certify-zero`` (``pcei-b5-certify-zero``): a positive budget without certified radii
+#: (``budget_certify="zero"``: only the constraints whose budget is zero are certified), pcei's rule
+#: before "left"; every other positive-budget variant above was measured before it too and keeps it (a
+#: zero budget is certified the same way under both)
+_pin(
+    {"budget_certify": "zero"},
+    lambda name, policy, options: (
+        policy == "pcei"
+        and options.get("budget_in_scales", 0.0) > 0.0
+        and name not in _DEFAULT_BUDGETS
+        and "budget_certify" not in options.get("params", {})
+    ),
+)
+for _name in ("pcei-b1", "pcei-b5"):
+    VARIANTS[f"{_name}-certify-zero"] = _with_params(_name, {"budget_certify": "zero"})
 #: ``slack-cei-endgame``: slack-cei exploring until the expected improvement falls below ``endgame_ei``
 #: and exploiting for good from then on (``exploit="endgame"``), its rule before the horizon rule; every
 #: other slack-cei variant above was measured before it too and keeps it

@@ -12,8 +12,10 @@ GPs of the policy units), ``explore_kappa`` = 0 (the exploration phase's width; 
 a zero prior mean of each constraint), ``budget_radius`` = 0.1 (new points within that
 :math:`\ell_\infty` distance of an evaluated feasible point, in the unit cube; under a zero budget
 shrunk around each point to what the constraints' observed slopes, times ``budget_lipschitz`` = 2.0,
-certify cannot reach 0; ``budget_certify`` = "zero", "allowance": every constraint under any budget,
-against what each ask may spend) and ``budget_pace`` =
+certify cannot reach 0; ``budget_certify`` = "left": under a positive budget, to what the slopes, times
+``budget_lipschitz_left`` = 1.0, certify cannot overdraw what is left of it, while something is left;
+"zero": zero budgets only; "allowance": every constraint against what each ask may spend) and
+``budget_pace`` =
 "half" (one ask may spend at most half of what is left of the budget), ``budget_first`` = "anywhere"
 (the search for a first feasible point looks anywhere; "admissible": first among the points the
 allowance can pay for); ``leap_radius`` = None
@@ -65,7 +67,10 @@ class PessimisticCEI(RuleOptimizerPolicy):
         safe = None
         if best is not None and rule.trust_region:
             zero = None if ctx.violation_budget is None else np.asarray(ctx.violation_budget) <= 0.0
-            radii = rule.certified_radii(self._complete_points(ctx), ctx.c, zero, tau)
+            cap = tau
+            if getattr(rule, "budget_certify", "left") == "left" and ctx.violation_left is not None:
+                cap = _thresholds(ctx.violation_left, ctx.c_to_raw, self.m)
+            radii = rule.certified_radii(self._complete_points(ctx), ctx.c, zero, cap)
             safe = (self._feasible_points(ctx), radii)
 
         def pick(tau, region):  # the argmax in the region and its excess (> 0: not admissible)
