@@ -156,29 +156,29 @@ wrong by more than ``kappa`` standard deviations.
   welded beam, 0.045 against 0.026 on the speed reducer, 0.25 against 0.0034 on Gramacy (its optimum lies in
   a feasible region that no violation-free path reaches from most designs); with a Sobol design the speed
   reducer solved in 3 of 10 seeds against 10. Under a positive budget the radii are certified against what is
-  left of it (``budget_certify = "left"``, the default): a constraint with something left,
-  :math:`\ell_j > 0`, bounds each radius by :math:`(\ell_j - c_{i,j}) / (\lambda' \hat L_j)` with
-  :math:`\lambda'` = ``budget_lipschitz_left`` = 1, so that were the observed slopes Lipschitz constants no
-  single ask could overdraw the budget, while the GPs' bound keeps each ask within half of it (the pace,
-  below); the slopes catch what GPs fitted on a few points miss (the welded beam's shear stress, budget 1,
-  seed 3: 0.83 scales in one ask without them, at most 0.31 with them). A constraint whose budget is spent is no longer certified: certifying it left the
-  final designs far worse at about the same violation (the 45 runs of budgets 1 and 5 that overspent, run
-  again so: the tension spring with budget 1, median gap 2.8 against 0.12, scaled violation 4.4 both;
-  one-off runs). Measured at 20 seeds on the eight problems against ``"zero"`` (positive budgets not
-  certified, the rule before; benchmark variants ``pcei-b1-certify-zero``, ``pcei-b5-certify-zero``): runs
-  within budget 1 20, 10, 19, 20, 19, 0, 18, 20 against 20, 10, 17, 19, 19, 0, 16, 20 (six problems at 18
-  or more against four), within budget 5 20, 19, 20, 20, 20, 19, 18, 20 against 20, 19, 20, 20, 20, 17,
-  18, 20 (all eight against seven); the price, farther final designs where the constraints are steep:
-  median gap with budget 1 on the welded beam 0.50 against 0.12 and on the spring 0.80 against 0.12
-  (which keeps no budget of 1 either way), with budget 5 0.093 against 0.049 and 1.4 against 0.081;
-  Hartmann-6 in the ball solved in 13 and 15 runs against 12 and 13, the others within a run. At
-  :math:`\lambda' = 0.5` (one-off, seeds 0-8 of the welded beam with budget 1) 8 of 9 within budget at
-  a median gap of 0.31. ``"zero"`` certifies the zero budgets alone; ``"allowance"`` certifies every
-  constraint under any budget against this ask's allowance at factor :math:`\lambda`, so that no ask could
-  spend more than its allowance were the slopes right: with budget 1 (benchmark variant
-  ``pcei-b1-certify-allowance``, 20 seeds) runs within budget 20, 10, 20, 20, 19, 0, 20, 20, but median
-  final gaps farther still (against ``"zero"``: Gramacy 0.25 against 0.13, the welded beam 1.3 against
-  0.12, Hartmann-6 0.12 against 0.016 with 1 run solved against 12). Not the default. And a pace
+  left of it (``budget_certify = "left"``, the default): a constraint with something left, :math:`\ell_j > 0`,
+  bounds each radius by :math:`(\ell_j - c_{i,j}) / (\lambda' \hat L_j)` with :math:`\lambda'` =
+  ``budget_lipschitz_left`` = 1, so that were the observed slopes Lipschitz constants no single ask could
+  overdraw the budget, while the GPs' bound keeps each ask within half of it (the pace, below); the slopes
+  catch what GPs fitted on a few points miss (the welded beam's shear stress, budget 1, seed 3: 0.83 scales in
+  one ask without them, at most 0.31 with them). A constraint whose budget is spent is no longer certified:
+  certifying it left the final designs far worse at about the same violation (the 45 runs of budgets 1 and 5
+  that overspent, run again so: the tension spring with budget 1, median gap 2.8 against 0.12, scaled
+  violation 4.4 both; one-off runs). Measured at 20 seeds on the eight problems against ``"zero"`` (positive
+  budgets not certified, the rule before; benchmark variants ``pcei-b1-certify-zero``,
+  ``pcei-b5-certify-zero``): runs within budget 1 20, 10, 19, 20, 19, 0, 18, 20 against 20, 10, 17, 19, 19, 0,
+  16, 20 (six problems at 18 or more against four), within budget 5 20, 19, 20, 20, 20, 19, 18, 20 against 20,
+  19, 20, 20, 20, 17, 18, 20 (all eight against seven); the price, farther final designs where the constraints
+  are steep: median gap with budget 1 on the welded beam 0.50 against 0.12 and on the spring 0.80 against 0.12
+  (which keeps no budget of 1 either way), with budget 5 0.093 against 0.049 and 1.4 against 0.081; Hartmann-6
+  in the ball solved in 13 and 15 runs against 12 and 13, the others within a run. At :math:`\lambda' = 0.5`
+  (one-off, seeds 0-8 of the welded beam with budget 1) 8 of 9 within budget at a median gap of 0.31.
+  ``"zero"`` certifies the zero budgets alone; ``"allowance"`` certifies every constraint under any budget
+  against this ask's allowance at factor :math:`\lambda`, so that no ask could spend more than its allowance
+  were the slopes right: with budget 1 (benchmark variant ``pcei-b1-certify-allowance``, 20 seeds) runs within
+  budget 20, 10, 20, 20, 19, 0, 20, 20, but median final gaps farther still (against ``"zero"``: Gramacy 0.25
+  against 0.13, the welded beam 1.3 against 0.12, Hartmann-6 0.12 against 0.016 with 1 run solved against 12).
+  Not the default. And a pace
   (``budget_pace = "half"``): one ask may spend at most half of what is left, :math:`a_{t,j} = (b_j -
   \text{spent}_{t,j}) / 2`, so the pessimistic spending over the run is a geometric series within the
   budget, a single ask whose violation is up to twice its pessimistic bound still fits, and the rule turns
@@ -209,9 +209,10 @@ incumbent; Gramacy 13 against 12; the rest equal), median violating evaluations 
 within 1 of width 2's (benchmark variant ``pcei-kappa2``). Under a violation budget the width is at
 least the union-bound width below, so the budget's guarantee does not rest on this default),
 ``explore_kappa`` (0), ``endgame_ei`` (1e-3), ``budget_alpha`` (0.1), ``budget_prior`` ("zero"),
-``budget_radius`` (0.1), ``budget_lipschitz`` (2.0; None: no certified radii),
-``budget_lipschitz_left`` (1.0), ``budget_certify`` ("left"; "zero", "allowance"), ``budget_pace`` ("half"), ``budget_first`` ("anywhere"; "admissible"
-measured at 20 seeds (budget 0: 10) on the runs whose design holds no feasible point, the others
+``budget_radius`` (0.1), ``budget_lipschitz`` (2.0; None: no certified radii), ``budget_lipschitz_left``
+(1.0), ``budget_certify`` ("left"; "zero", "allowance"), ``budget_pace`` ("half"), ``budget_first``
+("anywhere"; "admissible" measured at 20 seeds (budget 0: 10) on the runs whose design holds no feasible
+point, the others
 unchanged: runs within budget 5 on the spring 19 of 20 against 17, Gardner 2 20 against 19, the welded
 beam 17 against 18; budget 1 Gardner 2 9 against 10, Hartmann-6 20 against 19, the welded beam 17
 against 16; budget 0 Gardner 2 2 against 4, the welded beam 2 against 0; 3 more of 400 runs within
