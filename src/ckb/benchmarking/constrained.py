@@ -355,11 +355,13 @@ _pin(
 for _name in ("pcei-b1", "pcei-b5"):
     VARIANTS[f"{_name}-certify-zero"] = _with_params(_name, {"budget_certify": "zero"})
 #: ``pcei-bilog-constraints-left-b1`` (``-b5``): the constraints' log map under budgets of 1 and 5 scales
-#: with the default certification against what is left (measured on the welded beam)
+#: with the default certification against what is left; ``pcei-bilog-constraints-b0`` under a zero
+#: budget with the default certified radii (measured on the welded beam)
 for _b in (1, 5):
     VARIANTS[f"pcei-bilog-constraints-left-b{_b}"] = _with_params(
         f"pcei-b{_b}", {"outcome_transform": "bilog-constraints"}
     )
+VARIANTS["pcei-bilog-constraints-b0"] = _with_params("pcei-b0", {"outcome_transform": "bilog-constraints"})
 #: ``slack-cei-endgame``: slack-cei exploring until the expected improvement falls below ``endgame_ei``
 #: and exploiting for good from then on (``exploit="endgame"``), its rule before the horizon rule; every
 #: other slack-cei variant above was measured before it too and keeps it
