@@ -10,6 +10,19 @@ pytest.importorskip("botorch")
 from ckb.rules.cei import log_cei  # noqa: E402
 from ckb.rules.feasible_ei import FLOOR, PessimisticCEIRule, linf_slopes  # noqa: E402
 
+
+def _bowl_optimizer(budget: int, policy: str = "pcei", **kw):
+    """``ckb.Optimizer`` for min (x0 - 0.9)^2 + (x1 - 0.9)^2 s.t. x0 + x1 <= 1 on the unit square (seed 1);
+    :func:`_tell_bowl` tells it the values."""
+    import ckb
+
+    return ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, budget=budget, minimize=True, seed=1, **kw)
+
+
+def _tell_bowl(opt, x) -> None:
+    opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+
+
 T = lambda a: torch.as_tensor(np.asarray(a, dtype=float))
 
 
@@ -185,14 +198,11 @@ def test_pcei_reaches_a_boundary_optimum_from_inside_with_few_violations(explore
     """min (x0 - 0.9)^2 + (x1 - 0.9)^2 s.t. x0 + x1 <= 1: the optimum (0.5, 0.5) lies on the constraint.
     After a feasible point is known, pcei evaluates (almost) only feasible points and gets close; pure
     pessimism (no exploration phase) at most one violating point, the default at most three."""
-    import ckb
 
     def ev(x):
         return float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)]
 
-    opt = ckb.Optimizer(
-        [0, 0], [1, 1], m=1, policy="pcei", budget=20, minimize=True, seed=1, explore_kappa=explore_kappa
-    )
+    opt = _bowl_optimizer(20, explore_kappa=explore_kappa)
     first_feasible = None
     while opt.metrics()["remaining"] > 0:
         x = opt.ask()
@@ -264,14 +274,12 @@ def test_pcei_is_allowed_its_paces_share_of_the_budget_left_at_each_ask(pace, sh
 
 
 def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_and_slack_cei_is_not():
-    import ckb
-
     def run(policy, budget=8, **kw):
-        opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, budget=budget, minimize=True, seed=1, **kw)
+        opt = _bowl_optimizer(budget, policy, **kw)
         widths = []
         while opt.metrics()["remaining"] > 0:
             x = opt.ask()
-            opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+            _tell_bowl(opt, x)
             h = opt.history()[-1]
             if h["source"] == "policy":
                 widths.append(h["info"]["kappa"])
@@ -307,11 +315,7 @@ def test_the_trust_region_excess_is_the_linf_distance_beyond_the_radius_in_both_
 
 
 def test_pcei_under_a_budget_evaluates_inside_the_trust_region_of_its_feasible_points():
-    import ckb
-
-    opt = ckb.Optimizer(
-        [0, 0], [1, 1], m=1, policy="pcei", budget=16, minimize=True, seed=1, violation_budget=0.0
-    )
+    opt = _bowl_optimizer(16, violation_budget=0.0)
     inside = []
     while opt.metrics()["remaining"] > 0:
         x = opt.ask()
@@ -320,7 +324,7 @@ def test_pcei_under_a_budget_evaluates_inside_the_trust_region_of_its_feasible_p
         h = opt.history()[-1]
         if h["source"] == "policy" and len(feasible) and h["info"]["phase"] == 1.0:
             inside.append(np.abs(feasible - x).max(axis=1).min())
-        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+        _tell_bowl(opt, x)
     assert len(inside) >= 5 and max(inside) <= 0.1 + 1e-9
 
 
@@ -397,34 +401,17 @@ def _run_in_certified_boxes(opt, f, g) -> int:
 
 
 def test_pcei_with_certified_radii_never_steps_beyond_what_the_slopes_allow():
-    import ckb
-
-    opt = ckb.Optimizer(
-        [0, 0],
-        [1, 1],
-        m=1,
-        policy="pcei",
-        budget=16,
-        minimize=True,
-        seed=1,
-        violation_budget=0.0,
-        budget_lipschitz=2.0,
-    )
+    opt = _bowl_optimizer(16, violation_budget=0.0, budget_lipschitz=2.0)
     f = lambda x: float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2)
     assert _run_in_certified_boxes(opt, f, lambda x: float(x[0] + x[1] - 1.0)) >= 5
 
 
 def test_pcei_certifies_a_positive_budget_against_what_is_left_of_it():
-    import ckb
-
     # budget_certify="left": radius min(0.1, (left - g_i) / L) (budget_lipschitz_left = 1) with left the
     # whole remainder before the ask, in the constraint's own units (its linear model units leave the
     # radii unchanged), while something is left; some asks lie beyond the boxes that "allowance", half of
     # the remainder at factor 2, would certify
-    opt = ckb.Optimizer(
-        [0, 0], [1, 1], m=1, policy="pcei", budget=16, minimize=True, seed=1, violation_budget=0.1,
-        budget_certify="left",
-    )  # fmt: skip
+    opt = _bowl_optimizer(16, violation_budget=0.1, budget_certify="left")
     beyond = []
     while opt.metrics()["remaining"] > 0:
         left = opt.metrics()["violation_budget_left"][0]
@@ -435,7 +422,7 @@ def test_pcei_certifies_a_positive_budget_against_what_is_left_of_it():
             L, dist = linf_slopes(X, c[:, None])[0], np.abs(X[c <= 0.0] - x).max(axis=1)
             assert np.min(dist - np.minimum(0.1, (left - c[c <= 0.0]) / L)) <= 1e-9
             beyond.append(np.min(dist - np.minimum(0.1, (left / 2 - c[c <= 0.0]) / (2 * L))) > 1e-9)
-        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+        _tell_bowl(opt, x)
     assert len(beyond) >= 5 and any(beyond)
 
 
@@ -515,19 +502,7 @@ def test_pcei_refines_near_its_incumbent_in_its_last_asks(radius):
     ``refine_radius`` the asks the models admit near the incumbent (``local`` 1) are among the last
     ``refine_last`` = 0.5 of the 14 asks and within the radius of the best feasible point evaluated before
     them; without it, no ask is local."""
-    import ckb
-
-    opt = ckb.Optimizer(
-        [0, 0],
-        [1, 1],
-        m=1,
-        policy="pcei",
-        budget=20,
-        minimize=True,
-        seed=1,
-        refine_radius=radius,
-        refine_last=0.5,
-    )
+    opt = _bowl_optimizer(20, refine_radius=radius, refine_last=0.5)
     local = []
     while opt.metrics()["remaining"] > 0:
         x = opt.ask()
@@ -536,7 +511,7 @@ def test_pcei_refines_near_its_incumbent_in_its_last_asks(radius):
             done = [t for t in opt.history() if t["state"] == "complete" and t["constraints"][0] <= 0.0]
             best = min(done, key=lambda t: t["objective"])["x"]
             local.append((len(opt.history()), np.abs(np.asarray(best) - x).max()))
-        opt.tell(x, float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)])
+        _tell_bowl(opt, x)
     if radius is None:
         assert local == []
     else:
