@@ -426,6 +426,29 @@ def test_pcei_certifies_a_positive_budget_against_what_is_left_of_it():
     assert len(beyond) >= 5 and any(beyond)
 
 
+@pytest.mark.parametrize("certify, beyond_expected", [("left", True), ("allowance", False)])
+def test_pcei_leaves_a_constraint_whose_positive_budget_is_spent_uncertified(certify, beyond_expected):
+    # a budget of 0.01, spent by a told point at the unconstrained optimum (violation 0.8) right after the
+    # design: under "left" the later asks keep to the 0.1 trust region only, and some lie beyond the box
+    # of radius min(0.1, -g_i / L) that certifying the spent constraint even at factor 1 would allow;
+    # under "allowance" (half of nothing left, at factor 2) every ask stays inside that box
+    opt = _bowl_optimizer(20, violation_budget=0.01, budget_certify=certify)
+    for _ in range(6):
+        _tell_bowl(opt, opt.ask())
+    _tell_bowl(opt, np.array([0.9, 0.9]))
+    assert opt.metrics()["violation_budget_left"][0] == 0.0
+    beyond = []
+    while opt.metrics()["remaining"] > 0:
+        x = opt.ask()
+        done = [t for t in opt.history() if t["state"] == "complete"]
+        X, c = np.array([t["x"] for t in done]), np.array([t["constraints"][0] for t in done])
+        L, dist = linf_slopes(X, c[:, None])[0], np.abs(X[c <= 0.0] - x).max(axis=1)
+        assert np.min(dist) <= 0.1 + 1e-9
+        beyond.append(np.min(dist - np.minimum(0.1, -c[c <= 0.0] / L)) > 1e-9)
+        _tell_bowl(opt, x)
+    assert len(beyond) == 13 and any(beyond) == beyond_expected
+
+
 def test_pcei_keeps_every_ask_in_a_certified_box_when_the_boxes_are_too_small_to_hit_at_random():
     import ckb
 
@@ -525,7 +548,8 @@ def test_a_small_positive_budget_spent_at_once_asks_the_same_points_with_or_with
     feasible point (so no trust-region centre exists): pcei asks the same points with
     ``budget_lipschitz`` as with None (no certification at all). That a spent constraint is left
     uncertified is checked on the radii themselves
-    (``test_the_certified_radii_keep_each_centres_box_within_what_the_slopes_allow``)."""
+    (``test_the_certified_radii_keep_each_centres_box_within_what_the_slopes_allow``) and on a run
+    (``test_pcei_leaves_a_constraint_whose_positive_budget_is_spent_uncertified``)."""
     import ckb
 
     def run(**kw):
