@@ -109,7 +109,15 @@ def test_a_study_written_before_the_new_options_loads_with_their_defaults(tmp_pa
     opt.close()
 
     def as_version_1(spec):
-        for key in ("goal", "initial_design", "violation_budget", "outcome_transform", "exact", "horizon"):
+        for key in (
+            "goal",
+            "initial_design",
+            "violation_budget",
+            "outcome_transform",
+            "exact",
+            "horizon",
+            "policy_constants",
+        ):
             spec.pop(key)
         spec["version"] = 1
 
@@ -123,6 +131,79 @@ def test_a_study_written_before_the_new_options_loads_with_their_defaults(tmp_pa
     )
     run(again, 1)
     assert len(again.history()) == 5
+
+
+# ------------------------------------------------------------------------- stored policy constants
+def _bowl(x):
+    return float((x[0] - 0.9) ** 2 + (x[1] - 0.9) ** 2), [float(x[0] + x[1] - 1.0)]
+
+
+def _pcei_study(path):
+    return ckb.Optimizer(
+        [0, 0], [1, 1], m=1, policy="pcei", budget=14, minimize=True, seed=2, storage=path, **FAST
+    )
+
+
+def test_a_resumed_study_keeps_the_policy_constants_it_was_started_with(monkeypatch, tmp_path):
+    """A study started when pcei's default width was 2 and resumed after it became 1 (this version's)
+    asks what an uninterrupted run at width 2 asks, with a warning naming the constant; its spec is
+    not rewritten."""
+    from ckb.rules.feasible_ei import PessimisticCEIRule
+
+    reference = ckb.Optimizer(
+        [0, 0], [1, 1], m=1, policy="pcei", budget=14, minimize=True, seed=2, kappa=2.0, **FAST
+    )
+    run(reference, 14, _bowl)
+    with monkeypatch.context() as patch:
+        patch.setitem(PessimisticCEIRule.defaults, "kappa", 2.0)
+        opt = _pcei_study(tmp_path / "s.db")
+        run(opt, 9, _bowl)
+        spec = opt.store.spec("study")
+        opt.close()
+    assert spec["policy_constants"]["kappa"] == 2.0 and spec["policy_params"] == {}
+    with pytest.warns(UserWarning, match=r"resumes with the pcei constants .*: kappa=2.0 \(now 1.0\)\.$"):
+        resumed = _pcei_study(tmp_path / "s.db")
+    assert resumed.policy.kappa == 2.0 and resumed.store.spec("study") == spec
+    run(resumed, 5, _bowl)
+    X = lambda o: np.array([t["x"] for t in o.history()])
+    np.testing.assert_array_equal(X(resumed), X(reference))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (
+            ckb.Optimizer(  # the default now: nothing to keep, no warning
+                [0, 0],
+                [1, 1],
+                m=1,
+                policy="pcei",
+                budget=14,
+                minimize=True,
+                seed=2,
+                storage=tmp_path / "t.db",
+            ).policy.kappa
+            == 1.0
+        )
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        ({"retired": 3}, r"constant 'retired' = 3, which this version of ckb does not have"),
+        ({"budget_certify": "sometimes"}, r"constants this version of ckb does not accept \(.*sometimes"),
+    ],
+)
+def test_a_stored_policy_constant_this_version_cannot_take_is_named_and_nothing_changes(
+    tmp_path, edit, match
+):
+    path = tmp_path / "s.db"
+    opt = _pcei_study(path)
+    run(opt, 3, _bowl)
+    before = _snapshot(opt)
+    opt.close()
+    _edit_stored_spec(path, "study", lambda spec: spec["policy_constants"].update(edit))
+    with pytest.raises(InvalidInputError, match=match):
+        _pcei_study(path)
+    with StudyStorage(path) as store:
+        assert [(t["number"], t["state"], t["objective"]) for t in store.trials("study")] == before
 
 
 # ------------------------------------------------------------------------------- violation budget

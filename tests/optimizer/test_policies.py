@@ -337,3 +337,15 @@ def test_registry_names_and_bad_constants():
         make("ckb-ucb", slack=0.7)
     with pytest.raises(InvalidInputError, match="delta"):
         make("ckb-ucb", delta=0.0)
+
+
+@pytest.mark.parametrize("name", OPTIMIZER_POLICIES.names())
+def test_a_policy_built_from_its_resolved_constants_is_the_same_policy(name):
+    """``constants()`` (what a study stores) is JSON, and building the policy with it as keywords gives
+    the same constants and the same initial state, non-default values included."""
+    cls = OPTIMIZER_POLICIES.get(name)
+    policy = cls(2, 30, **({"beta": 3.5} if "beta" in cls(2, 30).constants() else {}))
+    stored = loads(dumps(policy.constants()))
+    again = cls(2, 30, **stored)
+    assert again.constants() == stored
+    assert dumps(again.state_dict()) == dumps(policy.state_dict())

@@ -95,7 +95,9 @@ served (:mod:`ckb.studies.turns`), and each step's writes are one transaction, s
 any moment leaves the file at its last completed step (every told result and recorded ask intact):
 constructing an ``Optimizer`` on an existing study resumes it (the identity options -- box, m, goal,
 policy, budget, design, violation budget, transform, exact, ... -- must match the stored ones; a study
-written before an option existed has its default). Without ``storage`` the study lives in memory. The
+written before an option existed has its default). The spec also stores the policy's constants as
+resolved (``policy_constants``, defaults included), and a resumed study keeps them where a later
+version's defaults differ, with a warning (:meth:`Optimizer._resume_constants`). Without ``storage`` the study lives in memory. The
 budget is checked where an ask is written: once ``budget`` trials are asked or told,
 :meth:`Optimizer.ask` raises :class:`BudgetExhaustedError`, so workers sharing a study stop at exactly
 ``budget`` trials::
@@ -142,6 +144,7 @@ from __future__ import annotations
 import inspect
 import math
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -430,6 +433,7 @@ class Optimizer:
             upgrade=_upgrade_spec,
         )
         try:
+            self._resume_constants()
             self._load_latest()
         except BaseException:
             self.study.close()
@@ -496,6 +500,7 @@ class Optimizer:
         #: stored with the study and given to every policy; points told without an ask do not change it
         self.horizon = max(1, self.budget - self.n_init)
         try:
+            self._policy_kwargs = dict(self.policy_params)
             self.policy = self._make_policy()  # the policy checks its constants now
         except TypeError as exc:  # a keyword its constructor does not take
             _unknown_keyword(exc, self._policy_cls, policy_params, self.policy_name)
@@ -528,7 +533,42 @@ class Optimizer:
         return opt
 
     def _make_policy(self):
-        return self._policy_cls(self.m, self.horizon, **self.policy_params)
+        return self._policy_cls(self.m, self.horizon, **self._policy_kwargs)
+
+    def _resume_constants(self) -> None:
+        """A resumed study keeps the policy constants it was started with (its spec's
+        ``policy_constants``, stored since they were resolved) where this version's defaults differ,
+        with a warning naming them; a constant this version added takes its default, and a stored
+        constant this version no longer takes is an error. A study written before the constants were
+        stored resumes under today's defaults."""
+        stored = self.store.spec(self.study_name).get("policy_constants")
+        ours = self.policy.constants()
+        if not isinstance(stored, dict) or stored == ours:
+            return
+        unknown = sorted(set(stored) - set(ours))
+        if unknown:
+            raise InvalidInputError(
+                f"study {self.study_name!r} in {self.store.path} was started with the {self.policy_name} "
+                f"constant {unknown[0]!r} = {stored[unknown[0]]!r}, which this version of ckb does not "
+                "have; resume it with the version that wrote it, or start a new study."
+            )
+        changed = {key: value for key, value in stored.items() if ours.get(key) != value}
+        try:
+            self._policy_kwargs = {**self._policy_kwargs, **changed}
+            self.policy = self._make_policy()
+        except CKBError as exc:
+            raise InvalidInputError(
+                f"study {self.study_name!r} in {self.store.path} was started with {self.policy_name} "
+                f"constants this version of ckb does not accept ({exc}); resume it with the version "
+                "that wrote it, or start a new study."
+            ) from None
+        listed = ", ".join(f"{key}={value!r} (now {ours[key]!r})" for key, value in changed.items())
+        warnings.warn(
+            f"study {self.study_name!r} resumes with the {self.policy_name} constants it was started "
+            f"with where this version's defaults differ: {listed}.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _spec(self) -> dict[str, Any]:
         return {
@@ -549,6 +589,7 @@ class Optimizer:
             "units": UNITS_VERSION,
             "exact": self.exact,
             "policy_params": self.policy_params,
+            "policy_constants": _stored_params(self.policy.constants()),
             "options": {key: getattr(self, key) for key in _RUNTIME},
         }
 

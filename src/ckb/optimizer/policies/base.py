@@ -149,6 +149,12 @@ class RuleOptimizerPolicy(RuleAdapter, OptimizerPolicy):
         super().__init__(m, horizon)
         self.rule = self._make_rule(self.rule_class, self.rule_defaults, params)
 
+    def constants(self) -> dict[str, Any]:
+        """The policy's constants as resolved (the rule's, defaults included; arrays as lists): what a
+        study stores, so that it resumes under the rule it was started with when a later version of
+        ckb changes a default. Building the policy with them as keywords gives the same policy."""
+        return {key: _plain(getattr(self.rule, key)) for key in self.rule.constants}
+
     def _begin(self) -> None:
         self.rule.begin_round()
         self.t = self.rule.t
@@ -174,3 +180,12 @@ class RuleOptimizerPolicy(RuleAdapter, OptimizerPolicy):
 
     def _load(self, state: dict[str, Any]) -> None:
         self.rule.load_state_dict(state)
+
+
+def _plain(value: Any) -> Any:
+    """A constant's value as JSON stores it (numpy scalars and arrays as Python numbers and lists)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

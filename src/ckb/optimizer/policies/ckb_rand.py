@@ -25,6 +25,14 @@ class CKBRand(PrimalDual):
         super().__init__(m, horizon, **kwargs)
         self.shift = RandomShift(distribution, n_points)
 
+    def constants(self) -> dict[str, Any]:
+        """The rule's constants and the shifts' ``distribution`` and ``n_points``."""
+        return {
+            **super().constants(),
+            "distribution": self.shift.distribution,
+            "n_points": self.shift.n_points,
+        }
+
     def _estimator(self, ctx, bf, bg):
         import torch
 
