@@ -374,6 +374,40 @@ def test_a_resumed_rdb_study_continues_the_stored_state_exactly(tmp_path):
         _run(tmp_path / "split.db", 1, {**kw, "seed": 6})
 
 
+def test_a_resumed_study_keeps_the_policy_constants_it_was_started_with(monkeypatch, tmp_path):
+    """A study started when pcei's default exploration width was 1 resumes at width 1 after it became 0
+    (this version's default), as an uninterrupted run at width 1 (whose last four asks differ from the
+    default's), with one warning naming the constant."""
+    from ckb.rules.feasible_ei import PessimisticCEIRule
+
+    kw = {"policy": "pcei", "seed": 3, **FAST}
+    _, full = _run(tmp_path / "full.db", 12, {**kw, "explore_kappa": 1.0})
+    with monkeypatch.context() as patch:
+        patch.setitem(PessimisticCEIRule.defaults, "explore_kappa", 1.0)
+        _run(tmp_path / "split.db", 8, kw)
+    with pytest.warns(
+        UserWarning, match=r"resumes with the pcei constants .*: explore_kappa=1.0 \(now 0.0\)\.$"
+    ) as seen:
+        sampler, rest = _run(tmp_path / "split.db", 4, kw)
+    assert len([w for w in seen if "resumes with" in str(w.message)]) == 1
+    assert [t.params for t in rest.trials] == [t.params for t in full.trials]
+    assert sampler.policy_state(rest)["state"] == sampler.policy_state(full)["state"]
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        ({"retired": 3}, r"constant 'retired' = 3, which this version of ckb does not have"),
+        ({"budget_certify": "sometimes"}, r"constants this version of ckb does not accept \(.*sometimes"),
+    ],
+)
+def test_a_stored_policy_constant_this_version_cannot_take_is_named(tmp_path, edit, match):
+    _run(tmp_path / "k.db", 7, {"policy": "pcei", **FAST})
+    _edit_sampler_spec(tmp_path / "k.db", lambda spec: spec["policy_constants"].update(edit))
+    with pytest.raises(InvalidInputError, match=match):
+        _run(tmp_path / "k.db", 1, {"policy": "pcei", **FAST})
+
+
 def test_n_jobs_2_decides_one_at_a_time_with_the_other_trial_pending():
     sampler = CKBSampler(policy="ckb-ucb", constraints_func=_constraints, n_trials=16, seed=3, **FAST)
     study = optuna.create_study(sampler=sampler, direction="maximize")

@@ -146,8 +146,8 @@ def _pcei_study(path):
 
 def test_a_resumed_study_keeps_the_policy_constants_it_was_started_with(monkeypatch, tmp_path):
     """A study started when pcei's default width was 2 and resumed after it became 1 (this version's)
-    asks what an uninterrupted run at width 2 asks, with a warning naming the constant; its spec is
-    not rewritten."""
+    asks what an uninterrupted run at width 2 asks (resumed at width 1, its last ask differs by 0.007),
+    with a warning naming the constant; its spec is not rewritten."""
     from ckb.rules.feasible_ei import PessimisticCEIRule
 
     reference = ckb.Optimizer(

@@ -456,6 +456,9 @@ class CKBSampler(BaseSampler):
         _set_search_options(self, **{k: policy_params.pop(k) for k in SEARCH_OPTIONS if k in policy_params})
         self.decision_timeout = check_scalar(decision_timeout, "decision_timeout", low=0.0)
         self.policy_params = _stored_params(policy_params)
+        #: the keywords the policy is built with: ``policy_params``, and where a resumed study's stored
+        #: ``policy_constants`` differ from this version's defaults, those (:meth:`_check_spec`)
+        self._policy_kwargs = dict(self.policy_params)
         self._check_policy()
         self._intersection = optuna.search_space.IntersectionSearchSpace()
         self._lock = threading.Lock()
@@ -465,7 +468,7 @@ class CKBSampler(BaseSampler):
     # --------------------------------------------------------------------------- construction
     def _make_policy(self, m: int, horizon: int):
         try:
-            return self._policy_cls(m, horizon, **self.policy_params)
+            return self._policy_cls(m, horizon, **self._policy_kwargs)
         except TypeError as exc:
             raise InvalidInputError(f"policy {self.policy_name!r}: {exc}.") from None
 
@@ -558,6 +561,7 @@ class CKBSampler(BaseSampler):
             "version": _VERSION,
             "policy": self.policy_name,
             "policy_params": self.policy_params,
+            "policy_constants": _stored_params(self._make_policy(m, self._horizon(n_startup)).constants()),
             "seed": self.seed,
             "n_startup_trials": n_startup,
             "n_trials": self.n_trials if self._needs_horizon else None,
@@ -636,11 +640,52 @@ class CKBSampler(BaseSampler):
         # take the map under "auto")
         stored.update(outcome_transform=resumed_transform(stored, "rms"), units=UNITS_VERSION)
         for key, value in ours.items():
-            if dumps(stored.get(key)) != dumps(value):
+            if key != "policy_constants" and dumps(stored.get(key)) != dumps(value):
                 raise InvalidInputError(
                     f"study {study.study_name!r} was run by CKBSampler with {key}={stored.get(key)!r}; this "
                     f"sampler has {key}={value!r}. Resume it with the same settings, or use a new study."
                 )
+
+        self._keep_constants(
+            study.study_name,
+            stored.get("policy_constants"),
+            ours["policy_constants"],
+            m,
+            self._horizon(n_startup),
+        )
+
+    def _keep_constants(self, name: str, stored: Any, ours: dict[str, Any], m: int, horizon: int) -> None:
+        """A study resumed under a version whose policy defaults differ from those it was started with
+        keeps its stored constants, with one warning naming them, as :class:`ckb.Optimizer` does (a
+        constant added since takes its default; one this version no longer has is an error)."""
+        if not isinstance(stored, dict) or stored == ours:
+            return
+        unknown = sorted(set(stored) - set(ours))
+        if unknown:
+            raise InvalidInputError(
+                f"study {name!r} was run by CKBSampler with the {self.policy_name} constant "
+                f"{unknown[0]!r} = {stored[unknown[0]]!r}, which this version of ckb does not have; resume it "
+                "with the version that wrote it, or use a new study."
+            )
+        changed = {key: value for key, value in stored.items() if ours.get(key) != value}
+        kwargs = {**self._policy_kwargs, **changed}
+        try:
+            self._policy_cls(m, horizon, **kwargs)
+        except (CKBError, TypeError) as exc:
+            raise InvalidInputError(
+                f"study {name!r} was run by CKBSampler with {self.policy_name} constants this version of "
+                f"ckb does not accept ({exc}); resume it with the version that wrote it, or use a new study."
+            ) from None
+        self._policy_kwargs = kwargs
+        if "policy_constants" not in self._warned:
+            self._warned.add("policy_constants")
+            listed = ", ".join(f"{key}={value!r} (now {ours[key]!r})" for key, value in changed.items())
+            warnings.warn(
+                f"study {name!r} resumes with the {self.policy_name} constants it was started with where "
+                f"this version's defaults differ: {listed}.",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def _restore(self, state: dict[str, Any], m: int, n_startup: int):
         return _restored(self._make_policy(m, self._horizon(n_startup)), state)
