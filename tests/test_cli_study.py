@@ -58,6 +58,7 @@ def test_show_prints_the_trials_and_writes_the_plot(study, tmp_path):
     )
     assert "crashed, disk full" in res.output and "pending" in res.output
     assert "numerics: 0 fit warning(s), 0 acquisition warning(s), 0 failed fit(s)" in res.output
+    assert "ckb-ucb constants: " in res.output and "feasibility_first=True" in " ".join(res.output.split())
     assert f"plot: {out}" in res.output and out.stat().st_size > 1000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     res = runner.invoke(study_app, ["show", str(path), "raw"])  # default plot path beside the file

@@ -220,7 +220,8 @@ def show_cmd(
 
 
 def _extra_summary(spec: dict[str, Any], trials: list[dict]) -> list[str]:
-    """The violation budget (spent and left, per constraint) and the numerics totals of a study."""
+    """The violation budget (spent and left, per constraint), the numerics totals of a study and the policy's
+    constants as stored (a study written before they were stored shows none)."""
     from ckb.optimizer.study import numerics_totals, violation_spent
 
     lines = []
@@ -238,6 +239,12 @@ def _extra_summary(spec: dict[str, Any], trials: list[dict]) -> list[str]:
     if num["messages"]:
         line += "; first: " + " | ".join(num["messages"][:3])
     lines.append(line)
+    constants = spec.get("policy_constants")
+    if isinstance(constants, dict) and constants:
+        lines.append(
+            f"{spec.get('policy', 'policy')} constants: "
+            + ", ".join(f"{k}={v!r}" for k, v in constants.items())
+        )
     return lines
 
 
