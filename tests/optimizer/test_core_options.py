@@ -206,6 +206,47 @@ def test_a_stored_policy_constant_this_version_cannot_take_is_named_and_nothing_
         assert [(t["number"], t["state"], t["objective"]) for t in store.trials("study")] == before
 
 
+@pytest.mark.parametrize("edit", ["no constants", "no first_value"])
+def test_a_study_stored_without_a_constant_added_since_resumes_with_its_legacy_value(tmp_path, edit):
+    """slack-cei's ``first_value`` and ``objective_log`` came after studies stored no constants (or
+    constants without them): such a study resumes with the values that reproduce its decisions,
+    "probability" and False (``legacy_constants``), with a warning; a new study takes the defaults."""
+    path = tmp_path / "s.db"
+    make = lambda: ckb.Optimizer([0, 0], [1, 1], m=1, policy="slack-cei", budget=12, storage=path, **FAST)
+    opt = make()
+    run(opt, 4)
+    assert opt.policy.first_value == "improvement" and opt.policy.objective_log is True
+    opt.close()
+    if edit == "no constants":
+        _edit_stored_spec(path, "study", lambda spec: spec.pop("policy_constants"))
+    else:
+        _edit_stored_spec(path, "study", lambda spec: spec["policy_constants"].pop("first_value"))
+    with pytest.warns(UserWarning, match=r"first_value='probability' \(now 'improvement'\)"):
+        old = make()
+    assert old.policy.first_value == "probability"
+    assert old.policy.objective_log is (edit == "no first_value")  # stored True in the second case
+    run(old, 1)
+
+
+def _spanning(x):
+    """Minimize a positive cost spanning five decades over the square, s.t. x0 + x1 <= 1.5."""
+    return float(10.0 ** (5.0 * x[0] * x[1]) * 1e-3), [float(x[0] + x[1] - 1.5)]
+
+
+@pytest.mark.parametrize("policy, kind", [("slack-cei", "log"), ("pcei", "standardize")])
+def test_under_auto_slack_cei_models_a_minimized_objective_spanning_decades_by_its_log(policy, kind):
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, budget=12, minimize=True, **FAST)
+    run(opt, 8, _spanning)
+    assert opt.metrics()["outcome_units"]["objective"] == kind
+    off = ckb.Optimizer(
+        [0, 0], [1, 1], m=1, policy="slack-cei", budget=12, minimize=True, objective_log=False
+    )
+    run(off, 6, _spanning)
+    assert off.metrics()["outcome_units"]["objective"] == "standardize"
+    with pytest.raises(InvalidInputError, match="objective_log must be True or False, got 'yes'"):
+        ckb.Optimizer([0, 0], [1, 1], m=1, policy="slack-cei", objective_log="yes")
+
+
 # ------------------------------------------------------------------------------- violation budget
 @pytest.mark.parametrize(
     "budget, match",
@@ -578,7 +619,7 @@ def test_huge_objective_values_do_not_overflow(big):
 def test_a_bad_outcome_transform_is_named():
     with pytest.raises(
         InvalidInputError,
-        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', 'auto-no-bounds', got 'log'",
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', 'auto-no-bounds', 'auto-log-objective', got 'log'",
     ):
         ckb.Optimizer([0, 0], [1, 1], outcome_transform="log")
 

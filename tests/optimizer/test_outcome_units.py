@@ -191,7 +191,7 @@ def test_a_bad_transform_is_named():
 
     with pytest.raises(
         InvalidInputError,
-        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', 'auto-no-bounds', got 'log'",
+        match="outcome_transform must be one of 'auto', 'rms', 'bilog', 'bilog-constraints', 'auto-bounds', 'auto-no-bounds', 'auto-log-objective', got 'log'",
     ):
         OutcomeUnits(np.zeros(2), np.zeros((2, 1)), minimize=False, m=1, transform="log")
 
@@ -346,3 +346,23 @@ def test_auto_bounds_changes_nothing_where_no_constraint_crowds_against_a_bound(
     a = OutcomeUnits(y, c, minimize=False, m=2, transform="auto")
     b = OutcomeUnits(y, c, minimize=False, m=2, transform="auto-bounds")
     assert a.describe() == b.describe() and a.c(c).tobytes() == b.c(c).tobytes()
+
+
+@pytest.mark.parametrize(
+    "y, minimize, kind",
+    [
+        ([0.01, 0.5, 3.0, 20.0], True, "log"),  # minimized, positive, 2e3 apart
+        ([1.0, 5.0, 20.0, 90.0], True, "standardize"),  # 90 apart: within two decades
+        ([0.01, 0.5, 3.0, 20.0], False, "standardize"),  # maximized: its log would crowd the best values
+        ([-0.01, 0.5, 3.0, 20.0], True, "standardize"),  # not positive
+    ],
+)
+def test_auto_log_objective_models_a_minimized_objective_spanning_decades_by_its_log(y, minimize, kind):
+    units = OutcomeUnits(
+        np.array(y), np.zeros((4, 1)), minimize=minimize, m=1, transform="auto-log-objective"
+    )
+    assert units.describe()["objective"] == kind
+    if kind == "log":  # -log y standardized: the order kept (smaller is better), mean 0, sd 1
+        z = -np.log(np.array(y))
+        np.testing.assert_allclose(units.y(np.array(y)), (z - z.mean()) / z.std())
+        np.testing.assert_allclose(units.y(np.array([1.0])), (0.0 - z.mean()) / z.std())

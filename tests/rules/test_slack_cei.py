@@ -43,13 +43,15 @@ def test_before_any_feasible_point_the_search_is_against_zero_not_the_debt_margi
     mu_f, sd_f = T([0.5, 0.9]), T([1.0, 1.0])
     mu_g, sd_g = T([[0.2], [-0.1]]), T([[0.3], [0.2]])
     tau = np.array([-0.4])  # in debt: a margin of 0.4
-    v = SlackCEIRule(1, 10).score(mu_f, sd_f, None, mu_g, sd_g, tau, target=0.6).numpy()
+    v = SlackCEIRule(1, 10, first_value="probability").score(mu_f, sd_f, None, mu_g, sd_g, tau, target=0.6)
     want = log_cei(mu_f, sd_f, None, mu_g, sd_g) + torch.special.log_ndtr((mu_f - 0.6) / sd_f)
-    np.testing.assert_allclose(v, want.numpy())
-    old = SlackCEIRule(1, 10, first_threshold="slack").score(mu_f, sd_f, None, mu_g, sd_g, tau, target=0.6)
+    np.testing.assert_allclose(v.numpy(), want.numpy())
+    old = SlackCEIRule(1, 10, first_threshold="slack", first_value="probability").score(
+        mu_f, sd_f, None, mu_g, sd_g, tau, target=0.6
+    )
     want = log_cei(mu_f, sd_f, None, mu_g + 0.4, sd_g) + torch.special.log_ndtr((mu_f - 0.6) / sd_f)
     np.testing.assert_allclose(old.numpy(), want.numpy())
-    assert np.all(old.numpy() < v)  # the margin makes every point less likely to qualify
+    assert np.all(old.numpy() < v.numpy())  # the margin makes every point less likely to qualify
     with pytest.raises(ValueError, match="first_threshold"):
         SlackCEIRule(1, 10, first_threshold="debt")
 
@@ -158,3 +160,20 @@ def test_slack_cei_exploits_at_the_last_ask_where_the_former_rule_still_explores
     assert modes[0] == 0.0 and modes[-1] == 1.0, modes
     old = [i["endgame"] for i in _cumulative_run(16, exploit="endgame")]
     assert old[-1] == 0.0, old
+
+
+def test_by_default_the_first_search_weighs_the_expected_improvement_over_the_target():
+    """``first_value = "improvement"`` (the default): log EI over the target plus log P(g <= 0), by a
+    hand-computed case: EI(y_q) = sd (u Phi(u) + phi(u)), u = (mu - y_q) / sd; the probability of
+    beating the target saturates where EI keeps growing with the mean."""
+    from scipy.stats import norm
+
+    mu_f, sd_f = T([0.5, 3.0]), T([1.0, 0.5])
+    mu_g, sd_g = T([[0.2], [-0.1]]), T([[0.3], [0.2]])
+    v = SlackCEIRule(1, 10).score(mu_f, sd_f, None, mu_g, sd_g, np.array([-0.4]), target=0.6).numpy()
+    u = (np.array([0.5, 3.0]) - 0.6) / np.array([1.0, 0.5])
+    ei = np.array([1.0, 0.5]) * (u * norm.cdf(u) + norm.pdf(u))
+    pof = norm.cdf(-np.array([0.2, -0.1]) / np.array([0.3, 0.2]))
+    np.testing.assert_allclose(v, np.log(ei) + np.log(pof), rtol=1e-9)
+    without = SlackCEIRule(1, 10).score(mu_f, sd_f, None, mu_g, sd_g, np.array([-0.4])).numpy()
+    np.testing.assert_allclose(without, np.log(pof))  # no target (no data): feasibility alone

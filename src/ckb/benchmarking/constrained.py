@@ -370,6 +370,17 @@ _pin(
     lambda name, policy, options: policy == "slack-cei" and "exploit" not in options.get("params", {}),
 )
 VARIANTS["slack-cei-endgame"] = ("slack-cei", {"params": {"exploit": "endgame"}})
+#: ``slack-cei-pof-linear``: slack-cei's rule before its first search weighed the expected improvement
+#: and its units modelled a minimized objective spanning decades by its log (``first_value="probability"``,
+#: ``objective_log=False``); every slack-cei variant above was measured before them and keeps them
+_pin(
+    {"first_value": "probability", "objective_log": False},
+    lambda name, policy, options: policy == "slack-cei",
+)
+VARIANTS["slack-cei-pof-linear"] = (
+    "slack-cei",
+    {"params": {"first_value": "probability", "objective_log": False}},
+)
 
 
 def known_methods() -> list[str]:

@@ -140,6 +140,7 @@ from ckb.optimizer.core import (
     _check_bool,
     _check_outcome_transform,
     _fit_models,
+    _kept_message,
     _maximizer,
     _plain_units,
     _require_botorch,
@@ -148,6 +149,7 @@ from ckb.optimizer.core import (
     _snapshot,
     _stored_params,
     _torch_threads,
+    kept_constants,
     resumed_transform,
     units_transform,
 )
@@ -656,36 +658,24 @@ class CKBSampler(BaseSampler):
 
     def _keep_constants(self, name: str, stored: Any, ours: dict[str, Any], m: int, horizon: int) -> None:
         """A study resumed under a version whose policy defaults differ from those it was started with
-        keeps its stored constants, with one warning naming them, as :class:`ckb.Optimizer` does (a
-        constant added since takes its default; one this version no longer has is an error)."""
-        if not isinstance(stored, dict) or stored == ours:
+        keeps its constants (:func:`ckb.optimizer.core.kept_constants`), with one warning naming them,
+        as :class:`ckb.Optimizer` does; a stored constant this version lacks or refuses is an error."""
+        where = f"study {name!r} (run by CKBSampler with {self.policy_name})"
+        changed = kept_constants(stored, ours, self._policy_cls, where)
+        if not changed:
             return
-        unknown = sorted(set(stored) - set(ours))
-        if unknown:
-            raise InvalidInputError(
-                f"study {name!r} was run by CKBSampler with the {self.policy_name} constant "
-                f"{unknown[0]!r} = {stored[unknown[0]]!r}, which this version of ckb does not have; resume it "
-                "with the version that wrote it, or use a new study."
-            )
-        changed = {key: value for key, value in stored.items() if ours.get(key) != value}
         kwargs = {**self._policy_kwargs, **changed}
         try:
             self._policy_cls(m, horizon, **kwargs)
         except (CKBError, TypeError) as exc:
             raise InvalidInputError(
-                f"study {name!r} was run by CKBSampler with {self.policy_name} constants this version of "
-                f"ckb does not accept ({exc}); resume it with the version that wrote it, or use a new study."
+                f"{where} has constants this version of ckb does not accept ({exc}); resume it with the "
+                "version that wrote it, or use a new study."
             ) from None
         self._policy_kwargs = kwargs
         if "policy_constants" not in self._warned:
             self._warned.add("policy_constants")
-            listed = ", ".join(f"{key}={value!r} (now {ours[key]!r})" for key, value in changed.items())
-            warnings.warn(
-                f"study {name!r} resumes with the {self.policy_name} constants it was started with where "
-                f"this version's defaults differ: {listed}.",
-                UserWarning,
-                stacklevel=2,
-            )
+            warnings.warn(_kept_message(name, self.policy_name, changed, ours), UserWarning, stacklevel=2)
 
     def _restore(self, state: dict[str, Any], m: int, n_startup: int):
         return _restored(self._make_policy(m, self._horizon(n_startup)), state)
@@ -697,7 +687,7 @@ class CKBSampler(BaseSampler):
         todo = [(t, y, c) for t, _, y, c in data.complete if t.number in mine and t.number not in done]
         todo.sort(key=lambda row: _completion_key(row[0]))
         for t, y, c in todo:  # in the units of the data with this result, as the optimizer's tell
-            units = data.units_at(t.number, units_transform(self.outcome_transform, self._policy_cls))
+            units = data.units_at(t.number, units_transform(self.outcome_transform, policy))
             policy.observe(float(units.y(y)), units.c(c))
         return [t.number for t, _, _ in todo]
 
@@ -709,7 +699,7 @@ class CKBSampler(BaseSampler):
 
         with _torch_threads(self.torch_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(rng.integers(2**63 - 1)))
-            units = data.units(units_transform(self.outcome_transform, self._policy_cls))
+            units = data.units(units_transform(self.outcome_transform, policy))
             y_p, c_p = units.y(data.y), units.c(data.c)
             models, models_state = _fit_models(
                 policy,

@@ -240,11 +240,15 @@ def _check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def units_transform(transform: str, policy_cls: Any) -> str:
+def units_transform(transform: str, policy: Any) -> str:
     """The outcome transform a policy's decisions use: ``transform``, except that ``"auto"`` leaves out
-    the bound map for a policy class with ``bound_map = False`` (its ``"auto-no-bounds"``)."""
-    if transform == "auto" and not getattr(policy_cls, "bound_map", True):
+    the bound map for a policy (class or instance) with ``bound_map = False`` (its ``"auto-no-bounds"``)
+    and models a minimized objective spanning decades by its log for one with ``objective_log`` true
+    (``"auto-log-objective"``)."""
+    if transform == "auto" and not getattr(policy, "bound_map", True):
         return "auto-no-bounds"
+    if transform == "auto" and getattr(policy, "objective_log", False):
+        return "auto-log-objective"
     return transform
 
 
@@ -536,38 +540,25 @@ class Optimizer:
         return self._policy_cls(self.m, self.horizon, **self._policy_kwargs)
 
     def _resume_constants(self) -> None:
-        """A resumed study keeps the policy constants it was started with (its spec's
-        ``policy_constants``, stored since they were resolved) where this version's defaults differ,
-        with a warning naming them; a constant this version added takes its default, and a stored
-        constant this version no longer takes is an error. A study written before the constants were
-        stored resumes under today's defaults."""
+        """A resumed study keeps the policy constants it was started with where this version's defaults
+        differ (:func:`kept_constants`), with a warning naming them; a stored constant this version no
+        longer takes is an error."""
         stored = self.store.spec(self.study_name).get("policy_constants")
-        ours = self.policy.constants()
-        if not isinstance(stored, dict) or stored == ours:
+        where = f"study {self.study_name!r} in {self.store.path}"
+        changed = kept_constants(stored, self.policy.constants(), self._policy_cls, where)
+        if not changed:
             return
-        unknown = sorted(set(stored) - set(ours))
-        if unknown:
-            raise InvalidInputError(
-                f"study {self.study_name!r} in {self.store.path} was started with the {self.policy_name} "
-                f"constant {unknown[0]!r} = {stored[unknown[0]]!r}, which this version of ckb does not "
-                "have; resume it with the version that wrote it, or start a new study."
-            )
-        changed = {key: value for key, value in stored.items() if ours.get(key) != value}
+        ours = self.policy.constants()
         try:
             self._policy_kwargs = {**self._policy_kwargs, **changed}
             self.policy = self._make_policy()
         except CKBError as exc:
             raise InvalidInputError(
-                f"study {self.study_name!r} in {self.store.path} was started with {self.policy_name} "
-                f"constants this version of ckb does not accept ({exc}); resume it with the version "
-                "that wrote it, or start a new study."
+                f"{where} was started with {self.policy_name} constants this version of ckb does not "
+                f"accept ({exc}); resume it with the version that wrote it, or start a new study."
             ) from None
-        listed = ", ".join(f"{key}={value!r} (now {ours[key]!r})" for key, value in changed.items())
         warnings.warn(
-            f"study {self.study_name!r} resumes with the {self.policy_name} constants it was started "
-            f"with where this version's defaults differ: {listed}.",
-            UserWarning,
-            stacklevel=3,
+            _kept_message(self.study_name, self.policy_name, changed, ours), UserWarning, stacklevel=3
         )
 
     def _spec(self) -> dict[str, Any]:
@@ -781,7 +772,7 @@ class Optimizer:
             c,
             minimize=self.minimize,
             m=self.m,
-            transform=units_transform(self.outcome_transform, self._policy_cls),
+            transform=units_transform(self.outcome_transform, self.policy),
             reference=ref,
         )
 
@@ -1047,6 +1038,33 @@ def _never_twice(maxi, pending: np.ndarray, sep, done: np.ndarray):
         return x, v
 
     return maximize
+
+
+def kept_constants(stored: Any, ours: dict[str, Any], policy_cls: Any, where: str) -> dict[str, Any]:
+    """The policy constants a resumed study keeps where they differ from this version's (``ours``):
+    those it stores (``stored``, its spec's ``policy_constants``, resolved when it was started), and for
+    a constant it does not store (a study written before that constant, or before constants were
+    stored at all) the policy class's ``legacy_constants`` value, the one that reproduces its decisions;
+    any other constant takes this version's value. A stored constant this version does not have is a
+    one-line error naming ``where`` (the study)."""
+    base = stored if isinstance(stored, dict) else {}
+    unknown = sorted(set(base) - set(ours))
+    if unknown:
+        raise InvalidInputError(
+            f"{where} was started with the constant {unknown[0]!r} = {base[unknown[0]]!r}, which this "
+            "version of ckb does not have; resume it with the version that wrote it, or start a new study."
+        )
+    legacy = getattr(policy_cls, "legacy_constants", {})
+    kept = {**base, **{key: value for key, value in legacy.items() if key not in base and key in ours}}
+    return {key: value for key, value in kept.items() if ours[key] != value}
+
+
+def _kept_message(study: str, policy: str, changed: dict[str, Any], ours: dict[str, Any]) -> str:
+    listed = ", ".join(f"{key}={value!r} (now {ours[key]!r})" for key, value in changed.items())
+    return (
+        f"study {study!r} resumes with the {policy} constants it was started with where this version's "
+        f"defaults differ: {listed}."
+    )
 
 
 def _stored_params(policy_params: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,12 @@ so that 0 stays the feasibility threshold:
   the objective), then ``bilog``'s map;
 - ``auto-no-bounds``: ``auto`` without the bound map, the default before it (a study stored by
   that version resumes with it: :func:`stored_transform`);
+- ``auto-log-objective``: ``auto``, but a minimized objective whose observed values are all positive
+  and span more than :data:`LOG_OBJECTIVE_SPAN` (two decades) by its log, standardized,
+  :math:`\tilde f = (-\log y - m)/s`; what ``auto`` means for ``slack-cei`` (its ``objective_log``),
+  whose cumulative regret weighs every evaluation's objective (measured in
+  :mod:`ckb.optimizer.policies.slack_cei`). A maximized objective keeps ``auto``'s map: its log would
+  crowd the best values together;
 - ``bilog-constraints``: each constraint by ``bilog``'s map, the objective as ``auto``. Measured with
   ``pcei`` at 20 seeds on six benchmark problems (variant ``pcei-bilog-constraints``;
   ``docs/results-constrained-benchmark.md``): on the tension/compression spring, whose first
@@ -142,6 +148,7 @@ TRANSFORM_TARGETS = {
     "bilog-constraints": ("auto", "robust"),
     "auto-bounds": ("auto", "bounds"),
     "auto-no-bounds": ("auto", "auto"),
+    "auto-log-objective": ("auto-log", "far-bounds"),
 }
 OUTCOME_TRANSFORMS = tuple(TRANSFORM_TARGETS)
 #: the version of the ``auto`` units, stored with a study beside its ``outcome_transform``: 2 since the
@@ -166,6 +173,9 @@ def stored_transform(spec: dict[str, Any], default: str = "auto") -> str:
 HEAVY_RATIO = 1e3
 #: "auto" gives a constraint the log map once its largest magnitude exceeds this many robust scales
 CONSTRAINT_LOG_RATIO = 30.0
+#: "auto-log-objective" models a minimized positive objective by its log once its observed values span
+#: more than this ratio (two decades)
+LOG_OBJECTIVE_SPAN = 100.0
 #: the largest finite double (what a simulator returns as DBL_MAX)
 _MAX = float(np.finfo(float).max)
 #: at most this many distinct warning messages are kept per trial (all are counted)
@@ -357,6 +367,18 @@ def bound_log_inverse(w: Any, b: Any, xp: Any = np):
     return xp.where(small, near, far)
 
 
+def _spans_decades(y: np.ndarray, minimize: bool) -> bool:
+    """Whether a minimized objective's observed values are all finite and positive, at least three, and
+    span more than :data:`LOG_OBJECTIVE_SPAN` (the ``"auto-log"`` choice's test)."""
+    return bool(
+        minimize
+        and y.size >= 3
+        and np.all(np.isfinite(y))
+        and np.all(y > 0.0)
+        and y.max() / y.min() > LOG_OBJECTIVE_SPAN
+    )
+
+
 def _robust(choice: str, heavy: bool) -> bool:
     """Whether a target gets the robust map, by its :data:`TRANSFORM_TARGETS` choice."""
     return choice == "robust" or (choice == "auto" and heavy)
@@ -423,7 +445,11 @@ class OutcomeUnits:
             self.y_ratio = float(dev.max() / scale) if scale > 0 else 0.0
         heavy = not finite or self.y_ratio > HEAVY_RATIO
         y_choice, c_choice = TRANSFORM_TARGETS[transform]
-        self.y_kind = "rank" if _robust(y_choice, heavy) else "standardize"
+        self.y_kind = "rank" if _robust(y_choice.removesuffix("-log"), heavy) else "standardize"
+        if y_choice == "auto-log" and _spans_decades(y, minimize):
+            lu = -np.log(y)
+            self.y_mean, self.y_sd = float(lu.mean()), float(lu.std()) or 1.0
+            self.y_kind = "log"
         self._u_sorted = np.sort(u)
         # constraints
         with np.errstate(over="ignore", under="ignore"):
@@ -461,6 +487,8 @@ class OutcomeUnits:
     def y(self, y: Any) -> np.ndarray:
         """Objective values (raw, any shape) in policy units."""
         u = np.asarray(y, dtype=float)
+        if self.y_kind == "log":
+            return (-np.log(u) - self.y_mean) / self.y_sd
         u = -u if self.minimize else u
         if self.y_kind == "standardize":
             return (u - self.y_mean) / self.y_sd

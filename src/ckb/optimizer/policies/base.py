@@ -81,6 +81,13 @@ class OptimizerPolicy:
     #: CONFIG and RPOL-UCB, which see each constraint's violation or feasibility alone, gained (scaled
     #: sum [g]+ 8.2-8.5 against 23-29, median final gap 0.19-0.22 against 0.38-0.84)
     bound_map: ClassVar[bool] = True
+    #: whether ``outcome_transform="auto"`` models a minimized positive objective whose values span more
+    #: than two decades by its log (:data:`ckb.optimizer.models.LOG_OBJECTIVE_SPAN`); a policy may make it
+    #: a constant of its own (``slack-cei``)
+    objective_log: bool = False
+    #: constants added after studies were stored without them, with the values that reproduce those
+    #: studies' decisions: a resumed study that stores no value of one gets this one
+    legacy_constants: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, m: int, horizon: int) -> None:
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
