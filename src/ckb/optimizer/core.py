@@ -97,7 +97,8 @@ constructing an ``Optimizer`` on an existing study resumes it (the identity opti
 policy, budget, design, violation budget, transform, exact, ... -- must match the stored ones; a study
 written before an option existed has its default). The spec also stores the policy's constants as
 resolved (``policy_constants``, defaults included), and a resumed study keeps them where a later
-version's defaults differ, with a warning (:meth:`Optimizer._resume_constants`). Without ``storage`` the study lives in memory. The
+version's defaults differ, with a warning (:meth:`Optimizer._resume_constants`). Without ``storage``
+the study lives in memory. The
 budget is checked where an ask is written: once ``budget`` trials are asked or told,
 :meth:`Optimizer.ask` raises :class:`BudgetExhaustedError`, so workers sharing a study stop at exactly
 ``budget`` trials::
@@ -545,10 +546,10 @@ class Optimizer:
         longer takes is an error."""
         stored = self.store.spec(self.study_name).get("policy_constants")
         where = f"study {self.study_name!r} in {self.store.path}"
-        changed = kept_constants(stored, self.policy.constants(), self._policy_cls, where)
+        ours = self.policy.constants()
+        changed = kept_constants(stored, ours, self._policy_cls, where)
         if not changed:
             return
-        ours = self.policy.constants()
         try:
             self._policy_kwargs = {**self._policy_kwargs, **changed}
             self.policy = self._make_policy()

@@ -23,8 +23,9 @@ stored before these constants resumes with the former values (``legacy_constants
 **At ask time**: the incumbent, the allowance from the observed running sum and the asks left, the
 two argmaxes and the choice between them. **At tell time**: nothing but the data. Constants as ``pcei``
 but ``kappa`` = 2.0 (pcei: 1.0), ``explore_kappa`` = 0, ``endgame_ei`` = 1e-3 (read by ``"endgame"``
-only), ``exploit`` = "horizon", ``first_value`` = "improvement", ``objective_log`` = True. The optimizer's ``violation_budget`` (a limit on the sum
-of positive parts) is not read: this policy keeps the signed running sum at or below zero.
+only), ``exploit`` = "horizon", ``first_value`` = "improvement", ``objective_log`` = True. The
+optimizer's ``violation_budget`` (a limit on the sum of positive parts) is not read: this policy keeps
+the signed running sum at or below zero.
 """
 
 from __future__ import annotations
