@@ -149,6 +149,45 @@ def test_the_sampler_models_in_the_optimizers_units_on_a_heavy_tailed_constraint
     opt.close()
 
 
+def _spanning(x):
+    """A positive cost spanning five decades, minimized, s.t. x0 + x1 <= 1.5: slack-cei models it by its
+    log under ``"auto"`` (``objective_log``)."""
+    return float(1e-3 * 10.0 ** (5.0 * x[0] * x[1])), [float(x[0] + x[1] - 1.5)]
+
+
+def test_the_sampler_models_a_spanning_objective_by_its_log_for_slack_cei_as_the_optimizer_does():
+    budget, seed = 12, 1
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], 1, policy="slack-cei", budget=budget, seed=seed, minimize=True, **FAST
+    )
+    X = []
+    for _ in range(budget):
+        x = opt.ask()
+        opt.tell(x, *_spanning(x))
+        X.append(x)
+    units = opt.units().describe()
+    assert units["objective"] == "log"
+    sampler = CKBSampler(
+        policy="slack-cei", constraints_func=_constraints, seed=seed, n_trials=budget, **FAST
+    )
+    study = optuna.create_study(sampler=sampler, direction="minimize")
+    for p in initial_design([0, 0], [1, 1], 6, seed):
+        study.enqueue_trial({"x0": p[0], "x1": p[1]})
+
+    def objective(trial):
+        x = [trial.suggest_float("x0", 0.0, 1.0), trial.suggest_float("x1", 0.0, 1.0)]
+        f, g = _spanning(x)
+        trial.set_user_attr("g", g)
+        return f
+
+    study.optimize(objective, n_trials=budget)
+    np.testing.assert_array_equal(
+        np.array(X), np.array([[t.params["x0"], t.params["x1"]] for t in study.trials])
+    )
+    assert sampler.decisions(study)[-1]["info"]["units"] == units
+    opt.close()
+
+
 def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_units_means_rms(tmp_path):
     _run(tmp_path / "u.db", 8, {"policy": "pcei", **FAST})
     with pytest.raises(
