@@ -21,8 +21,10 @@ GRID = np.array([[0.0], [0.25], [0.5], [0.75], [1.0]])  # 1-D candidates in the 
 class StubModels:
     """Known posteriors: ``mean(x) -> (k,)`` and ``std(x) -> (k,)`` as torch functions of x (b, 1)."""
 
-    def __init__(self, mean, std, path=None):
+    def __init__(self, mean, std, path=None, X=None):
         self.mean, self.std, self.path = mean, std, path
+        #: the modelled points (complete first, then pending), as ``Models.X``: none by default
+        self.X = np.zeros((0, 1)) if X is None else X
 
     def mean_std(self, X):
         return self.mean(X), self.std(X)

@@ -177,3 +177,21 @@ def test_by_default_the_first_search_weighs_the_expected_improvement_over_the_ta
     np.testing.assert_allclose(v, np.log(ei) + np.log(pof), rtol=1e-9)
     without = SlackCEIRule(1, 10).score(mu_f, sd_f, None, mu_g, sd_g, np.array([-0.4])).numpy()
     np.testing.assert_allclose(without, np.log(pof))  # no target (no data): feasibility alone
+
+
+def test_the_exploiting_choice_is_an_evaluated_point_when_it_scores_higher_than_the_maximizers():
+    """``exploit_seen``: the complete evaluated point of highest score replaces the maximizer's choice
+    when it scores higher; a pending point is passed over, and with exact evaluations nothing changes."""
+    from types import SimpleNamespace
+
+    from ckb.optimizer.policies.slack_cei import SlackCEI
+
+    done = np.array([[0.3, 0.3], [0.5, 0.5], [0.1, 0.9]])
+    score = lambda X: -((X - 0.32) ** 2).sum(-1)  # best at (0.32, 0.32), near (0.3, 0.3)
+    ctx = lambda X, exact=False: SimpleNamespace(exact=exact, models=SimpleNamespace(X=X), y=np.zeros(3))
+    x = np.array([0.9, 0.9])
+    np.testing.assert_array_equal(SlackCEI._best_seen(ctx(done), score, x), [0.3, 0.3])
+    np.testing.assert_array_equal(SlackCEI._best_seen(ctx(done), score, np.array([0.32, 0.32])), [0.32, 0.32])
+    pending = np.vstack([done, [[0.3, 0.3]]])  # (0.3, 0.3) asked again and not yet told: not twice
+    np.testing.assert_array_equal(SlackCEI._best_seen(ctx(pending), score, x), [0.5, 0.5])
+    np.testing.assert_array_equal(SlackCEI._best_seen(ctx(done, exact=True), score, x), x)

@@ -381,6 +381,10 @@ VARIANTS["slack-cei-pof-linear"] = (
     "slack-cei",
     {"params": {"first_value": "probability", "objective_log": False}},
 )
+#: ``slack-cei-exploit-maximizer``: slack-cei's exploiting choice by the maximizer alone, before it also
+#: scored the evaluated points (``exploit_seen=False``); every slack-cei variant above keeps it
+_pin({"exploit_seen": False}, lambda name, policy, options: policy == "slack-cei")
+VARIANTS["slack-cei-exploit-maximizer"] = ("slack-cei", {"params": {"exploit_seen": False}})
 
 
 def known_methods() -> list[str]:
