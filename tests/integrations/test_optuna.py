@@ -115,29 +115,29 @@ def _heavy(x):
     return _active(x)[0], [float(np.expm1(12.0 * (x[0] + x[1] - 0.6)))]
 
 
-@pytest.mark.parametrize("params", [{}, {"exact": True}, {"outcome_transform": "rms"}])
-def test_the_sampler_models_in_the_optimizers_units_on_a_heavy_tailed_constraint(params):
-    """The optimizer's outcome units (the log map of a heavy constraint, chosen by ``"auto"``), and its
-    ``exact`` declaration: the same trials bit for bit (the sampler used plain RMS units before)."""
-    budget, seed = 12, 2
-    opt = ckb.Optimizer([0, 0], [1, 1], 1, policy="pcei", budget=budget, seed=seed, **FAST, **params)
+def _same_trials(policy, fn, seed, minimize=False, budget=12, **params):
+    """``ckb.Optimizer`` and a ``CKBSampler`` study (the optimizer's design enqueued) on ``fn``: asserts
+    the same trials bit for bit and the same units at the last decision; returns those units."""
+    opt = ckb.Optimizer(
+        [0, 0], [1, 1], 1, policy=policy, budget=budget, seed=seed, minimize=minimize, **FAST, **params
+    )
     X = []
     for _ in range(budget):
         x = opt.ask()
-        opt.tell(x, *_heavy(x))
+        opt.tell(x, *fn(x))
         X.append(x)
     units = opt.units().describe()
-    assert units["constraints"] == (["rms"] if params.get("outcome_transform") == "rms" else ["bilog"])
+    opt.close()
     sampler = CKBSampler(
-        policy="pcei", constraints_func=_constraints, seed=seed, n_trials=budget, **FAST, **params
+        policy=policy, constraints_func=_constraints, seed=seed, n_trials=budget, **FAST, **params
     )
-    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study = optuna.create_study(sampler=sampler, direction="minimize" if minimize else "maximize")
     for p in initial_design([0, 0], [1, 1], 6, seed):
         study.enqueue_trial({"x0": p[0], "x1": p[1]})
 
     def objective(trial):
         x = [trial.suggest_float("x0", 0.0, 1.0), trial.suggest_float("x1", 0.0, 1.0)]
-        f, g = _heavy(x)
+        f, g = fn(x)
         trial.set_user_attr("g", g)
         return f
 
@@ -146,7 +146,15 @@ def test_the_sampler_models_in_the_optimizers_units_on_a_heavy_tailed_constraint
         np.array(X), np.array([[t.params["x0"], t.params["x1"]] for t in study.trials])
     )
     assert sampler.decisions(study)[-1]["info"]["units"] == units
-    opt.close()
+    return units
+
+
+@pytest.mark.parametrize("params", [{}, {"exact": True}, {"outcome_transform": "rms"}])
+def test_the_sampler_models_in_the_optimizers_units_on_a_heavy_tailed_constraint(params):
+    """The optimizer's outcome units (the log map of a heavy constraint, chosen by ``"auto"``), and its
+    ``exact`` declaration: the same trials bit for bit (the sampler used plain RMS units before)."""
+    units = _same_trials("pcei", _heavy, 2, **params)
+    assert units["constraints"] == (["rms"] if params.get("outcome_transform") == "rms" else ["bilog"])
 
 
 def _spanning(x):
@@ -156,36 +164,7 @@ def _spanning(x):
 
 
 def test_the_sampler_models_a_spanning_objective_by_its_log_for_slack_cei_as_the_optimizer_does():
-    budget, seed = 12, 1
-    opt = ckb.Optimizer(
-        [0, 0], [1, 1], 1, policy="slack-cei", budget=budget, seed=seed, minimize=True, **FAST
-    )
-    X = []
-    for _ in range(budget):
-        x = opt.ask()
-        opt.tell(x, *_spanning(x))
-        X.append(x)
-    units = opt.units().describe()
-    assert units["objective"] == "log"
-    sampler = CKBSampler(
-        policy="slack-cei", constraints_func=_constraints, seed=seed, n_trials=budget, **FAST
-    )
-    study = optuna.create_study(sampler=sampler, direction="minimize")
-    for p in initial_design([0, 0], [1, 1], 6, seed):
-        study.enqueue_trial({"x0": p[0], "x1": p[1]})
-
-    def objective(trial):
-        x = [trial.suggest_float("x0", 0.0, 1.0), trial.suggest_float("x1", 0.0, 1.0)]
-        f, g = _spanning(x)
-        trial.set_user_attr("g", g)
-        return f
-
-    study.optimize(objective, n_trials=budget)
-    np.testing.assert_array_equal(
-        np.array(X), np.array([[t.params["x0"], t.params["x1"]] for t in study.trials])
-    )
-    assert sampler.decisions(study)[-1]["info"]["units"] == units
-    opt.close()
+    assert _same_trials("slack-cei", _spanning, 1, minimize=True)["objective"] == "log"
 
 
 def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_units_means_rms(tmp_path):
