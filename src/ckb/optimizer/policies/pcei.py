@@ -105,8 +105,6 @@ class PessimisticCEI(RuleOptimizerPolicy):
         its search from outside them stops where the region's excess trades against the constraints'
         (the speed reducer, 7-D: a first ask 0.1 beyond every box, violating the constraint 5 - x1/x2
         that a box would have kept)."""
-        import torch
-
         centres, radii = region
         keep = np.asarray(radii) > 0.0
         if not np.any(keep):
@@ -114,12 +112,8 @@ class PessimisticCEI(RuleOptimizerPolicy):
         C, R = centres[keep], np.asarray(radii)[keep]
         i = ctx.rng.integers(len(C), size=n)
         U = np.clip(C[i] + (2.0 * ctx.rng.random((n, C.shape[1])) - 1.0) * R[i, None], 0.0, 1.0)
-        score = self._score(ctx, best, tau, region)
-        with torch.no_grad():
-            v = score(torch.as_tensor(U)).numpy().reshape(-1)
-            v_x = float(score(torch.as_tensor(x[None, :])).reshape(-1)[0])
-        k = int(np.argmax(v))
-        if not v[k] > v_x:
+        k = higher_scoring(self._score(ctx, best, tau, region), U, x)
+        if k is None:
             return x, excess
         return U[k].copy(), self._excess(ctx.models, U[k], tau, region)
 
@@ -219,6 +213,19 @@ class PessimisticCEI(RuleOptimizerPolicy):
         with torch.no_grad():
             mu, sd = models.mean_std(torch.as_tensor(x[None, :]))
             return float(log_cei(mu[..., 0], sd[..., 0], best, mu[..., :0], sd[..., :0]).reshape(-1)[0])
+
+
+def higher_scoring(score, U: np.ndarray, x: np.ndarray) -> int | None:
+    """The row of ``U`` (n, d) with the highest ``score`` (torch, as ``ctx.maximize`` takes it) when
+    it scores higher than ``x`` (d,), else None: a maximizer's choice checked against points it may
+    have missed."""
+    import torch
+
+    with torch.no_grad():
+        v = score(torch.as_tensor(U)).numpy().reshape(-1)
+        v_x = float(score(torch.as_tensor(x[None, :])).reshape(-1)[0])
+    k = int(np.argmax(v))
+    return k if v[k] > v_x else None
 
 
 def _thresholds(allowance, to_raw, m: int) -> np.ndarray | None:

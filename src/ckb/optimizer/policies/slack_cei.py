@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.errors import InvalidInputError
-from ckb.optimizer.acquisition import SAME_POINT
-from ckb.optimizer.policies.pcei import PessimisticCEI, _signed_thresholds
+from ckb.optimizer.acquisition import Maximizer
+from ckb.optimizer.policies.pcei import PessimisticCEI, _signed_thresholds, higher_scoring
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
 from ckb.rules.cei import log_cei
 from ckb.rules.feasible_ei import SlackCEIRule
@@ -90,30 +90,21 @@ class SlackCEI(PessimisticCEI):
         rule.endgame, rule.leapt = not explore, False
         return x_e if explore else x_m
 
-    @staticmethod
-    def _best_seen(ctx, score, x: np.ndarray) -> np.ndarray:
+    @classmethod
+    def _best_seen(cls, ctx, score, x: np.ndarray) -> np.ndarray:
         """``exploit_seen``: the exploiting choice ``x`` (the maximizer's), or the complete evaluated point
         that scores higher (not one pending, and none with exact evaluations, which are never repeated).
         The exploiting choice is the best posterior mean on the admissible set; in many dimensions with
         many constraints the maximizer's random starts mostly fall outside that set and its restarts end
         at points worse than one already evaluated there (the speed reducer: exploiting asks at 0.02-0.04
         scales of regret per ask while an evaluated admissible point cost 0.001)."""
-        import torch
-
         if ctx.exact:
             return x
-        X = np.asarray(ctx.models.X)
-        done, pending = X[: len(ctx.y)], X[len(ctx.y) :]
-        if len(pending):
-            far = np.array([not np.any(np.max(np.abs(pending - p), axis=1) <= SAME_POINT) for p in done])
-            done = done[far]
-        if not len(done):
-            return x
-        with torch.no_grad():
-            v = score(torch.as_tensor(done)).numpy().reshape(-1)
-            v_x = float(score(torch.as_tensor(x[None, :])).reshape(-1)[0])
-        k = int(np.argmax(v))
-        return done[k].copy() if v[k] > v_x else x
+        done = cls._complete_points(ctx)
+        pending = np.asarray(ctx.models.X)[len(ctx.y) :]
+        done = done[[not Maximizer._taken(p, pending) for p in done]]
+        k = higher_scoring(score, done, x) if len(done) else None
+        return x if k is None else done[k].copy()
 
     def _weigh(
         self, models, x_e: np.ndarray, x_m: np.ndarray, best: float, tau
