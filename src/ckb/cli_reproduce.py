@@ -1,5 +1,10 @@
 """``ckb reproduce PAPER``: run a paper's experiments and write ``docs/reproduction/PAPER.md``
-(:mod:`ckb.reproduce`). Registered on ``ckb``'s app by one line in :mod:`ckb.cli`."""
+(:mod:`ckb.reproduce`). Registered on ``ckb``'s app by one line in :mod:`ckb.cli`.
+
+Bad input (an unknown paper or executor, ``--workers`` below 1, ``--report-only`` on a folder with no
+runs) is a one-line ``error:`` naming it (exit code 2), given before anything is run or written. A report
+is never replaced by one that judged fewer claims (:func:`ckb.reproduce.reproduce`): that is an error too.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ckb._validation import check_scalar
+from ckb.errors import CKBError
+
 console = Console()
+err = Console(stderr=True)
+
+
+def _fail(exc: Exception) -> None:
+    """``error: MESSAGE`` on one line, exit code 2 (as :mod:`ckb.cli` and :mod:`ckb.cli_study` do)."""
+    err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
+    err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
 
 
 def reproduce_command(
@@ -28,12 +44,24 @@ def reproduce_command(
         Path | None, typer.Option("--report-dir", help="Report folder (default docs/reproduction).")
     ] = None,
     report_only: Annotated[
-        bool, typer.Option("--report-only", help="Rewrite the report from the runs on disk.")
+        bool,
+        typer.Option(
+            "--report-only",
+            help="Rewrite the report from the runs on disk (refused if --out holds no run of the paper).",
+        ),
     ] = False,
-    workers: Annotated[int | None, typer.Option("--workers", help="Parallel workers.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Parallel workers (>= 1).")] = None,
     executor: Annotated[str, typer.Option("--executor", help="process, serial or ray.")] = "process",
 ) -> None:
-    """Run a paper's experiments at paper scale (resumable) and write its claim-by-claim report."""
+    """Run a paper's experiments at paper scale (resumable) and write its claim-by-claim report. A report
+    is never replaced by one that judged fewer claims (delete it first to do that)."""
+    try:
+        _reproduce(paper, list_, quick, out, report_dir, report_only, workers, executor)
+    except CKBError as exc:
+        _fail(exc)
+
+
+def _reproduce(paper, list_, quick, out, report_dir, report_only, workers, executor) -> None:
     from ckb.reproduce import PAPERS, load_paper, reproduce
 
     if list_ or paper is None:
@@ -45,25 +73,30 @@ def reproduce_command(
             table.add_row(p.short, p.citation, ", ".join(p.specs), str(len(p.claims)))
         console.print(table)
         return
+    if workers is not None:
+        check_scalar(workers, "--workers", low=1, integer=True)  # the message `ckb experiment` gives
     p = load_paper(paper)
     out = out or Path("runs/reproduce") / (p.short + ("-quick" if quick else ""))
     start = time.perf_counter()
-    with Progress(
+    # shown from the first spec run: an error found before (a bad --executor) or --report-only prints no bar
+    progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-    ) as progress:
-        state = {"task": None}
+    )
+    state = {"task": None}
 
-        def on_spec(name: str, n: int) -> None:
-            state["task"] = progress.add_task(name, total=n or None)
+    def on_spec(name: str, n: int) -> None:
+        progress.start()
+        state["task"] = progress.add_task(name, total=n or None)
 
-        def on_done(task, skipped) -> None:
-            if state["task"] is not None:
-                progress.advance(state["task"])
+    def on_done(task, skipped) -> None:
+        if state["task"] is not None:
+            progress.advance(state["task"])
 
+    try:
         result = reproduce(
             p.short,
             out,
@@ -75,6 +108,9 @@ def reproduce_command(
             on_done=on_done,
             run=not report_only,
         )
+    finally:
+        if progress.live.is_started:
+            progress.stop()
     table = Table(title=f"{p.short}: claims")
     for col in ("id", "ours", "verdict"):
         table.add_column(col)

@@ -126,6 +126,20 @@ _TALLY = re.compile(
 )
 
 
+def read_tally(path: Path) -> dict[str, int] | None:
+    """The tally of the report at ``path``: each verdict's count, ``"claims"`` and ``"judged"`` (verdicts
+    other than "not run"); ``None`` if there is no such file or it has no tally line."""
+    try:
+        match = _TALLY.search(path.read_text(errors="replace"))
+    except OSError:
+        return None
+    if match is None:
+        return None
+    counts = dict(zip(_VERDICTS, map(int, match.groups()[:-1]), strict=True))
+    claims = int(match.groups()[-1])
+    return {**counts, "claims": claims, "judged": claims - counts[NOT_RUN]}
+
+
 def write_index(folder: Path) -> Path:
     """``folder/README.md``: one row per paper whose report is in ``folder`` (its citation, the tally of
     verdicts read from the report, a link), in the order of :data:`~ckb.reproduce.claims.PAPERS`."""

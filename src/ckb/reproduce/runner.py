@@ -15,9 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ckb.errors import CKBError
 from ckb.reproduce.claims import Paper, load_paper
-from ckb.reproduce.report import write_index, write_report
-from ckb.reproduce.verdict import judge
+from ckb.reproduce.report import read_tally, write_index, write_report
+from ckb.reproduce.verdict import NOT_RUN, judge
 
 QUICK_TRIALS = 2
 QUICK_HORIZON = 60
@@ -50,11 +51,19 @@ def reproduce(
 ) -> dict[str, Any]:
     """Run paper ``name``'s specs under ``out`` and write ``PAPER.md`` (with its figures) to ``report_dir``
     (default ``docs/reproduction`` at paper scale, ``out`` with ``quick``). ``run=False`` only rewrites the
-    report from the summaries on disk. Returns ``{"paper", "report", "verdicts": [...]}``."""
+    report from the summaries on disk. Returns ``{"paper", "report", "verdicts": [...]}``.
+
+    A report holds results, so it is never lost to a mistake (:class:`~ckb.errors.CKBError`, nothing
+    written): ``run=False`` with no run of the paper under ``out`` (a mistyped or empty folder) is refused,
+    and so is any new report that judged fewer claims (fewer verdicts other than "not run") than the report
+    it would replace; to replace it anyway, delete it first. An unknown ``executor`` (or options it does
+    not take) is refused before anything is run."""
     from ckb.experiments import run_experiment
     from ckb.experiments.spec import load_spec
+    from ckb.runner.executors import get_executor
 
     paper = load_paper(name)
+    get_executor(executor, workers, **(executor_options or {}))  # its checks only: nothing is started
     out = Path(out)
     summaries: dict[str, dict[str, Any] | None] = {}
     for spec_name in paper.specs:
@@ -75,8 +84,14 @@ def reproduce(
                 plots=not quick,
             )
         summaries[spec_name] = load_summary(where / "summary.json")
+    if not run and not any(s is not None for s in summaries.values()):
+        raise CKBError(
+            f"no runs of paper {paper.short!r} in {str(out)!r} (expected <spec>/summary.json there for "
+            f"{', '.join(paper.specs)}); the report was not rewritten. Give the --out of a finished run."
+        )
     verdicts = [judge(c, summaries.get(c.experiment)) for c in paper.claims]
     target = Path(report_dir) if report_dir is not None else (out if quick else Path("docs/reproduction"))
+    _keep_better_report(target / f"{paper.short}.md", verdicts, out)
     figures = _copy_figures(out, paper.specs, target / paper.short) if not quick else {}
     report = write_report(
         paper, verdicts, summaries, target / f"{paper.short}.md", quick=quick, figures=figures
@@ -84,6 +99,18 @@ def reproduce(
     if not quick:
         write_index(target)
     return {"paper": paper.short, "report": str(report), "verdicts": verdicts}
+
+
+def _keep_better_report(path: Path, verdicts, out: Path) -> None:
+    """Refuse to replace the report at ``path`` by one that judged fewer claims than it did."""
+    old = read_tally(path)
+    judged = sum(v.verdict != NOT_RUN for v in verdicts)
+    if old is not None and judged < old["judged"]:
+        raise CKBError(
+            f"the runs in {str(out)!r} judged {judged} of {len(verdicts)} claims, fewer than the "
+            f"{old['judged']} of {old['claims']} of the report {str(path)!r}: it was not replaced (runs on disk "
+            "are kept). Check --out; delete the report first to replace it anyway."
+        )
 
 
 #: the plots a report shows per experiment, when drawn (the curves the papers' figures are cited for; the

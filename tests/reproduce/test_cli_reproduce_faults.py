@@ -1,0 +1,91 @@
+"""Bad input to ``ckb reproduce`` (src/ckb/cli_reproduce.py, src/ckb/reproduce/runner.py): a one-line
+``error:`` (exit code 2) naming the value and what was expected, checked before anything is run or
+written; and a report on disk is never replaced by one that judged fewer claims."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ckb.cli import app
+
+PAPER = "zhou-ji-2022"
+COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "reproduction" / f"{PAPER}.md"
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(app, ["reproduce", *args])
+
+
+def _one_line_error(res) -> str:
+    """The single line a failed command printed (exit code 2, no traceback)."""
+    text = res.stdout + res.stderr
+    assert res.exit_code == 2, (res.exit_code, text, res.exception)
+    assert "Traceback" not in text
+    lines = text.strip().splitlines()  # not even a blank line from a progress bar
+    assert len(lines) == 1 and lines[0].startswith("error: "), text
+    return lines[0]
+
+
+def _a_report(folder: Path) -> Path:
+    """``folder/PAPER.md``: the committed paper-scale report (13 claims judged)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copyfile(COMMITTED, folder / f"{PAPER}.md"))
+
+
+def test_unknown_paper_is_one_line_with_the_hint_once():
+    line = _one_line_error(_invoke("zhou-ji"))
+    assert "Unknown paper 'zhou-ji'" in line
+    assert line.count("Did you mean 'zhou-ji-2022'?") == 1 and line.count("Known:") == 1
+
+
+def test_unknown_executor_is_one_line_and_nothing_is_created(tmp_path):
+    out = tmp_path / "r"
+    line = _one_line_error(_invoke(PAPER, "--quick", "--executor", "foo", "--out", str(out)))
+    assert "Unknown executor 'foo'" in line and "process, ray, serial" in line
+    assert line.count("Known:") <= 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("workers", ["0", "-5"])
+def test_workers_below_one_is_refused_like_ckb_experiment(tmp_path, workers):
+    out, docs = tmp_path / "runs", tmp_path / "docs"
+    line = _one_line_error(
+        _invoke(PAPER, "--report-only", "--workers", workers, "--out", str(out), "--report-dir", str(docs))
+    )
+    assert line == f"error: --workers must be >= 1, got {workers}."
+    assert not docs.exists()
+
+
+def test_report_only_without_runs_refuses_and_keeps_the_report(tmp_path):
+    docs = tmp_path / "docs"
+    report = _a_report(docs)
+    before = report.read_text()
+    typo = tmp_path / "runs" / "typo"
+    line = _one_line_error(_invoke(PAPER, "--report-only", "--out", str(typo), "--report-dir", str(docs)))
+    assert str(typo) in line and "no runs" in line
+    assert report.read_text() == before
+    assert sorted(p.name for p in docs.iterdir()) == [f"{PAPER}.md"]  # no index, no figures folder
+
+
+def test_a_report_is_not_replaced_by_one_that_judged_fewer_claims(tmp_path):
+    from ckb.errors import CKBError
+    from ckb.reproduce import load_paper, reproduce
+
+    docs = tmp_path / "docs"
+    report = _a_report(docs)
+    before = report.read_text()
+    runs = tmp_path / "runs"  # one spec's summary, measuring nothing: every claim "not run"
+    spec = load_paper(PAPER).specs[0]
+    (runs / spec).mkdir(parents=True)
+    (runs / spec / "summary.json").write_text(json.dumps({"horizon": 5, "trials": 1, "algorithms": {}}))
+    line = _one_line_error(_invoke(PAPER, "--report-only", "--out", str(runs), "--report-dir", str(docs)))
+    assert "judged 0 of 13 claims" in line and "13" in line and str(report) in line
+    with pytest.raises(CKBError, match="judged 0 of 13 claims"):
+        reproduce(PAPER, runs, run=False, report_dir=docs)
+    assert report.read_text() == before
+    assert sorted(p.name for p in docs.iterdir()) == [f"{PAPER}.md"]
