@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -71,6 +72,26 @@ def _fail(exc: Exception) -> None:
     err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
     err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
+
+
+@contextmanager
+def _one_line_warnings():
+    """Inside: a :class:`ckb.runner.sweep.SweepWarning` (e.g. a corrupt trace kept aside) is printed as one
+    ``warning: ...`` line on stderr, not as Python's two-line warning with a source line."""
+    from ckb.runner.sweep import SweepWarning
+
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if not issubclass(category, SweepWarning):
+                return shown(message, category, filename, lineno, file, line)
+            err.print("[yellow]warning:[/]", end=" ", soft_wrap=True)
+            err.print(str(message), markup=False, highlight=False, soft_wrap=True)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", SweepWarning)
+        yield
 
 
 def _kinds():
@@ -214,9 +235,10 @@ def experiment_cmd(
 ) -> None:
     """Run an experiment: parallel trials (resumable), a table, per-trial traces, plots and summary.json."""
     try:
-        _experiment(
-            name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
-        )
+        with _one_line_warnings():
+            _experiment(
+                name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
+            )
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: finished trials are kept; re-run the same command to resume.")
         raise typer.Exit(130) from None
@@ -236,9 +258,11 @@ def _experiment(
     name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
 ):
     from ckb.experiments import load_spec
-    from ckb.framework.pipeline import check_output_dir
+    from ckb.framework.pipeline import check_output_dir, check_results_folder
     from ckb.framework.plugins import load_plugins
+    from ckb.runner.executors import check_executor
 
+    # every argument is checked here, before anything runs or any folder is created
     try:
         load_plugins(plugin or [], " (--plugin)")
         for flag, val in (("--trials", trials), ("--horizon", horizon), ("--workers", workers)):
@@ -248,19 +272,24 @@ def _experiment(
             raise CKBError(f"--seed must be >= 0, got {seed}.")
         if address is not None and executor != "ray":
             raise CKBError(f"--address {address} needs --executor ray (got --executor {executor}).")
-        spec = load_spec(name).with_overrides(trials=trials, horizon=horizon, seed=seed, sets=set_ or [])
+        check_executor(executor, address=address)
         scales = _parse_scales(beta_scale)
-        if scales is not None and len(scales) == 1:
-            from ckb.experiments.run import with_beta_scale
-
-            spec = with_beta_scale(spec, scales[0])
-        spec.check_size()
+        spec = load_spec(name).with_overrides(trials=trials, horizon=horizon, seed=seed, sets=set_ or [])
         if scales is not None and len(scales) > 1:
+            from ckb.experiments.run import check_beta_scale_sweep
+
             out = out or default_out(name, spec).with_name(f"{default_out(name, spec).name}-beta-sweep")
+            check_beta_scale_sweep(spec, scales, out)  # every scale's spec and folder
         else:
+            if scales is not None:
+                from ckb.experiments.run import with_beta_scale
+
+                spec = with_beta_scale(spec, scales[0])
+            spec.check_size()
             out = out or default_out(name, spec)
-        check_output_dir(out)
-        spec.validate()
+            check_output_dir(out)
+            check_results_folder(spec, out)
+            spec.validate()
     except CKBError as exc:
         _fail(exc)
     if scales is not None and len(scales) > 1:
@@ -384,9 +413,11 @@ def _parse_scales(text: str | None) -> list[float] | None:
         scales = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise CKBError(f"--beta-scale expects numbers separated by commas, got {text!r}.") from None
-    if not scales or any(v < 0 for v in scales):
-        raise CKBError(f"--beta-scale values must be >= 0, got {text!r}.")
-    return scales
+    if not scales:
+        raise CKBError(f"--beta-scale expects numbers separated by commas, got {text!r}.")
+    from ckb.experiments.run import check_beta_scales
+
+    return check_beta_scales(scales, "--beta-scale")
 
 
 def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=None) -> None:

@@ -11,7 +11,7 @@ import pytest
 from ckb.framework import Kind, SpecBase, kinds, run_pipeline
 from ckb.framework.spec import algorithm_tables
 from ckb.registry import Registry
-from ckb.runner.sweep import SweepConflictError, run_sweep
+from ckb.runner.sweep import ResultsFolderConflictError, SweepConflictError, run_sweep
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,13 @@ def test_a_kind_plugs_into_the_pipeline_from_outside(toy, tmp_path):
     run_pipeline(spec, tmp_path, executor="serial", plots=False, on_done=lambda c, s: done.append(s))
     assert done == [True, True, True]  # resumed: nothing redone
     other = spec.with_overrides(sets=["algorithms.a.factor=3.0"])
+    with pytest.raises(
+        ResultsFolderConflictError, match=r"different configuration: algorithms\.a\.factor \(2\.0 there"
+    ):
+        run_pipeline(
+            other, tmp_path, executor="serial"
+        )  # the folder's recorded spec: refused before the sweep
+    (tmp_path / "spec.json").unlink()  # without the record, the sweep still refuses the task file itself
     with pytest.raises(SweepConflictError, match=r"0.json holds a result of a different configuration"):
         run_pipeline(other, tmp_path, executor="serial")
     assert json.loads((tmp_path / "a" / "0.json").read_text())["hash"] == "factor=2.0"  # not overwritten

@@ -58,7 +58,8 @@ def test_a_partial_file_is_redone(tmp_path):
     path = trace_path(tmp_path, cfg[0])
     path.parent.mkdir(parents=True)
     path.write_bytes(b"garbage from a killed process")
-    run_sweep(cfg, tmp_path, workers=1)
+    with pytest.warns(UserWarning, match="kept aside"):
+        run_sweep(cfg, tmp_path, workers=1)
     assert Trace.load(path).t == 150
 
 

@@ -85,6 +85,69 @@ def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
     return spec.with_overrides(sets=sets)
 
 
+#: what a beta-scale sweep's folder holds (its ``spec.json`` records the spec before scaling)
+BETA_SWEEP = "beta-scale sweep"
+
+
+def beta_scale_folder(scale: float) -> str:
+    """The folder of one scale under a sweep's output folder: ``beta-scale-<scale:g>``."""
+    return f"beta-scale-{scale:g}"
+
+
+def check_beta_scales(scales, what: str = "beta scales") -> list[float]:
+    """``scales`` as floats if each is a finite number >= 0 (the range of every policy's ``beta_scale``)
+    and no two share a folder (:func:`beta_scale_folder`); else :class:`~ckb.errors.CKBError` naming the
+    value (``what``: how the caller calls them, e.g. ``--beta-scale``)."""
+    import math
+
+    from ckb.errors import CKBError
+
+    out: list[float] = []
+    folders: dict[str, float] = {}
+    for v in scales:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise CKBError(
+                f"{what}: {v!r} is not a valid scale; expected finite numbers >= 0 (beta is multiplied by each)."
+            )
+        v = float(v) + 0.0  # -0.0 -> 0.0
+        folder = beta_scale_folder(v)
+        if folder in folders:
+            same = (
+                "twice"
+                if folders[folder] == v
+                else f"and {folders[folder]!r}, which share the folder {folder}"
+            )
+            raise CKBError(f"{what}: lists {v!r} {same}; expected distinct scales.")
+        folders[folder] = v
+        out.append(v)
+    if not out:
+        raise CKBError(f"{what}: expected at least one scale.")
+    return out
+
+
+def check_beta_scale_sweep(
+    spec: ExperimentSpec, scales, out: str | Path
+) -> list[tuple[float, ExperimentSpec, Path]]:
+    """Everything a sweep needs, checked before anything runs or any folder is created: the scales
+    (:func:`check_beta_scales`), each scale's spec (size and :meth:`~ExperimentSpec.validate`), and the
+    output folders (writable; ``out`` holds no other experiment's sweep and each scale's folder no other
+    spec's results: :func:`ckb.framework.pipeline.check_results_folder`). Returns ``(scale, spec, folder)``
+    per scale."""
+    from ckb.framework.pipeline import check_output_dir, check_results_folder
+
+    scales = check_beta_scales(scales)
+    out = check_output_dir(out)
+    check_results_folder(spec, out, layout=BETA_SWEEP)
+    plan = [(s, with_beta_scale(spec, s), out / beta_scale_folder(s)) for s in scales]
+    for _, scaled, folder in plan:
+        scaled.check_size()
+        check_output_dir(folder)
+        check_results_folder(scaled, folder)
+    for _, scaled, _ in plan:
+        scaled.validate()
+    return plan
+
+
 def run_beta_scale_sweep(
     spec: ExperimentSpec,
     scales: list[float],
@@ -98,17 +161,30 @@ def run_beta_scale_sweep(
     """Run ``spec`` once per beta scale (``out/beta-scale-<s>/``) and tabulate N, V and regret against it.
 
     The violation counts of the primal-dual papers are very sensitive to the width scale; this shows the
-    sensitivity instead of hiding it. Writes ``out/beta_scale_sweep.json``:
+    sensitivity instead of hiding it. Every scale, spec and folder is checked first
+    (:func:`check_beta_scale_sweep`). Writes ``out/spec.json`` (the spec before scaling) and
+    ``out/beta_scale_sweep.json``:
     ``{"experiment", "scales", "algorithms": {ALG: {METRIC: [mean per scale]}}, "median_violating_rounds": ...}``.
     """
+    from ckb.errors import CKBError
+    from ckb.framework.pipeline import record_spec
     from ckb.io import write_json
+    from ckb.runner.executors import check_executor
 
+    check_executor(executor, **(executor_options or {}))
+    plan = check_beta_scale_sweep(spec, scales, out)
+    scales = [s for s, _, _ in plan]
     out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
+    record_spec(spec, out, layout=BETA_SWEEP)
     table: dict[str, Any] = {}
-    for s in scales:
+    for _, scaled, folder in plan:
         summary = run_experiment(
-            with_beta_scale(spec, s),
-            out / f"beta-scale-{s:g}",
+            scaled,
+            folder,
             workers=workers,
             executor=executor,
             executor_options=executor_options,

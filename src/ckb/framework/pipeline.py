@@ -1,20 +1,43 @@
 """One pipeline for every experiment kind: validate -> sweep -> summarize -> write -> plot -> finish.
 
 Each step is a hook of the spec's kind (:class:`~ckb.framework.kinds.Kind`); the steps, their order and
-the promises are the same for all: nothing runs before the whole spec is validated, the sweep reuses
-every finished task on disk and never overwrites a task of another configuration
-(:func:`ckb.runner.sweep.run_sweep`), and the summary is written before plots are drawn, so an
-interrupted or failing report loses no run.
+the promises are the same for all: nothing runs (and no folder is created) before the whole spec, the
+executor and the output folder are checked, the sweep reuses every finished task on disk and never
+overwrites a task of another configuration (:func:`ckb.runner.sweep.run_sweep`), and the summary is
+written before plots are drawn, so an interrupted or failing report loses no run.
+
+An output folder holds the results of one experiment: ``OUT/spec.json`` (:data:`SPEC_RECORD`, written
+before the sweep starts) records the spec they come from. A later run into that folder with a spec that
+differs in what determines the results (anything but :attr:`SpecBase.NOT_RESULTS
+<ckb.framework.spec.SpecBase.NOT_RESULTS>`: names, prose, the report's layout, the number of trials) is
+refused before anything runs (:func:`check_results_folder`), so results of two experiments are never
+mixed and a summary or plot is never replaced by another experiment's; the same spec resumes. A folder
+written before this record existed is checked against the spec in its ``summary.json`` (``settings``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ckb.errors import CKBError
 from ckb.framework.kinds import kind_of
+from ckb.framework.spec import DEFAULT_KIND
+
+#: the file in an output folder that records the spec its results come from
+SPEC_RECORD = "spec.json"
+#: what :data:`SPEC_RECORD` says a folder holds when :func:`run_pipeline` wrote it (a caller that lays out
+#: a folder otherwise, e.g. a sweep with a folder per setting, records its own ``layout``)
+EXPERIMENT = "single run"
+
+
+def _conflict(message: str) -> CKBError:
+    """A :class:`ckb.runner.sweep.ResultsFolderConflictError` (so a :class:`SweepConflictError` too)."""
+    from ckb.runner.sweep import ResultsFolderConflictError
+
+    return ResultsFolderConflictError(message)
 
 
 def check_output_dir(out: str | Path) -> Path:
@@ -47,6 +70,114 @@ def check_output_dir(out: str | Path) -> Path:
     return out
 
 
+def _plain(obj: Any) -> Any:
+    """``obj`` as it reads back from JSON (tuples as lists, other values as text), for comparing."""
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _results_identity(spec_dict: dict[str, Any], not_results) -> dict[str, Any]:
+    """The part of a spec table that determines the results (its kind included)."""
+    identity = {k: v for k, v in spec_dict.items() if k not in not_results}
+    identity["kind"] = spec_dict.get("kind", DEFAULT_KIND)
+    return _plain(identity)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """Where the spec tables ``old`` (the folder's) and ``new`` differ, as dotted field names."""
+    out = []
+    for key in list(new) + [k for k in old if k not in new]:
+        name = f"{prefix}{key}"
+        if key not in old:
+            out.append(f"{name} (only in this spec)")
+        elif key not in new:
+            out.append(f"{name} (only in the folder's)")
+        elif isinstance(old[key], dict) and isinstance(new[key], dict):
+            out += _differences(old[key], new[key], f"{name}.")
+        elif old[key] != new[key]:
+            out.append(f"{name} ({_short(old[key])} there, {_short(new[key])} here)")
+    return out
+
+
+def _describe(old: dict[str, Any], new: dict[str, Any], limit: int = 4) -> str:
+    """At most ``limit`` differences, taken in turn from each differing top-level field."""
+    groups = [_differences({k: old[k]} if k in old else {}, {k: new[k]} if k in new else {}) for k in new]
+    groups += [_differences({k: old[k]}, {}) for k in old if k not in new]
+    groups = [g for g in groups if g]
+    total, shown = sum(len(g) for g in groups), []
+    while groups and len(shown) < limit:
+        shown += [g.pop(0) for g in groups][: limit - len(shown)]
+        groups = [g for g in groups if g]
+    return "; ".join(shown) + (f"; and {total - len(shown)} more" if total > len(shown) else "")
+
+
+def _stored_record(out: Path) -> tuple[str, dict[str, Any] | None, Path] | None:
+    """``(layout, spec table or None when unknown, the file read)`` of what ``out`` holds; None for a
+    folder that holds no recorded results."""
+    record = out / SPEC_RECORD
+    if record.exists():
+        try:
+            data = json.loads(record.read_text())
+            layout, spec = data["layout"], data["spec"]
+            if not isinstance(layout, str) or not isinstance(spec, dict):
+                raise ValueError("expected {'layout': text, 'spec': table}")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise _conflict(
+                f"output folder {str(out)!r}: {record} does not say which spec its results come from ({exc}); "
+                "nothing was run. Use another --out, or remove that file if the results there are this spec's."
+            ) from None
+        return layout, spec, record
+    summary = out / "summary.json"
+    if summary.exists():  # a folder written before the record existed: its summary has the spec
+        try:
+            settings = json.loads(summary.read_text()).get("settings")
+        except (OSError, ValueError, AttributeError):
+            settings = None
+        return EXPERIMENT, settings if isinstance(settings, dict) else None, summary
+    return None
+
+
+def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> None:
+    """Refuse (:class:`~ckb.runner.sweep.ResultsFolderConflictError`, one line naming the folder and what
+    differs) an output folder ``out`` that holds results of another experiment: its recorded spec
+    (:data:`SPEC_RECORD`, else its ``summary.json``'s ``settings``) differs from ``spec`` in a field that
+    determines the results (not in ``spec.NOT_RESULTS``), or it holds another ``layout``. A missing or
+    empty folder, or the same spec, passes (the run resumes). Reads only; called before anything runs."""
+    out = Path(out)
+    stored = _stored_record(out) if out.is_dir() else None
+    if stored is None:
+        return
+    had_layout, had_spec, source = stored
+    if had_layout != layout:
+        raise _conflict(
+            f"output folder {str(out)!r} holds the results of a {had_layout} ({source.name}), not of a "
+            f"{layout}. Nothing was run or written. Use another --out, or remove that folder to start over."
+        )
+    if had_spec is None:
+        return  # unknown spec: the sweep still refuses any task stored with another configuration
+    not_results = getattr(spec, "NOT_RESULTS", ())
+    old = _results_identity(had_spec, not_results)
+    new = _results_identity(spec.to_dict(), not_results)
+    if old != new:
+        raise _conflict(
+            f"output folder {str(out)!r} holds the results of another experiment ({had_spec.get('name')!r}, "
+            f"recorded in {source.name}) with a different configuration: {_describe(old, new)}. Nothing was "
+            "run or written. Use another --out, or remove that folder to start over."
+        )
+
+
+def record_spec(spec, out: str | Path, layout: str = EXPERIMENT) -> None:
+    """Write :data:`SPEC_RECORD` under ``out``: the spec (``to_dict``) its results come from."""
+    from ckb.io import atomic_write
+
+    text = json.dumps({"layout": layout, "kind": spec.kind, "spec": spec.to_dict()}, indent=2, default=str)
+    atomic_write(Path(out) / SPEC_RECORD, lambda fh: fh.write(text.encode()))
+
+
 def run_pipeline(
     spec,
     out: str | Path,
@@ -57,20 +188,26 @@ def run_pipeline(
     on_done: Callable | None = None,
     plots: bool = True,
 ) -> dict[str, Any]:
-    """Validate ``spec``, run every task not yet on disk under ``out``, and write its report.
+    """Validate ``spec``, ``executor`` and ``out`` (:func:`check_output_dir`, :func:`check_results_folder`),
+    record the spec under ``out``, run every task not yet on disk there, and write its report.
 
     ``executor``: ``process``, ``serial`` or ``ray`` (``executor_options``: ``address``, ``runtime_env``);
     ``on_done(task, skipped)`` is called once per task (``task.algorithm``, ``task.trial``: for progress
     bars). Returns the summary (also written under ``out``), with ``plots`` (their paths) if drawn.
     """
+    from ckb.runner.executors import check_executor
+
     kind = kind_of(spec)
+    check_executor(executor, **(executor_options or {}))
     spec.check_size()
     out = check_output_dir(out)
+    check_results_folder(spec, out)
     spec.validate()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
+    record_spec(spec, out)  # before the sweep: an interrupted run's tasks are recorded as this spec's
     results = kind.sweep(
         spec, out, workers=workers, executor=executor, executor_options=executor_options, on_done=on_done
     )

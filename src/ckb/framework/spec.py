@@ -84,6 +84,21 @@ class SpecBase:
     REQUIRED: ClassVar[tuple[str, ...]] = ()
     REPORT: ClassVar[dict[str, type]] = {}
     SET_EXAMPLE: ClassVar[str] = "algorithms.LABEL.KEY=VALUE"
+    #: fields of :meth:`to_dict` that do not change what a task computes (names, prose, the report's
+    #: layout; more trials add tasks, fewer leave them on disk): an output folder whose recorded spec
+    #: differs only in these resumes, any other difference is another experiment
+    #: (:func:`ckb.framework.pipeline.check_results_folder`)
+    NOT_RESULTS: ClassVar[tuple[str, ...]] = (
+        "name",
+        "title",
+        "description",
+        "paper",
+        "reference",
+        "choices",
+        "report",
+        "trials",
+        "plugins",
+    )
 
     # ------------------------------------------------------------------ build
     @classmethod

@@ -229,12 +229,12 @@ class RayExecutor:
 EXECUTORS = {"serial": SerialExecutor, "process": ProcessExecutor, "ray": RayExecutor}
 
 
-def get_executor(name: str, workers: int | None = None, **options: Any):
-    """The executor ``name`` with ``workers`` workers. ``options`` go to its constructor (``ray``:
-    ``address``, ``runtime_env``; the others take none). ``process`` with one worker runs serially; ``ray``
-    is always Ray (one task on a cluster is still run on the cluster)."""
-    if name not in EXECUTORS:
-        raise UnknownNameError(f"Unknown executor {name!r}.{did_you_mean(name, EXECUTORS)}")
+def check_executor(name: str, **options: Any) -> dict[str, Any]:
+    """The options (``None`` values dropped) if ``name`` is an executor that takes them, else
+    :class:`~ckb.errors.CKBError` naming the bad value: cheap, nothing is started, so callers check it
+    before they run anything or create a folder."""
+    if not isinstance(name, str) or name not in EXECUTORS:
+        raise UnknownNameError(f"Unknown executor {name!r}.{did_you_mean(str(name), EXECUTORS)}")
     options = {k: v for k, v in options.items() if v is not None}
     if options and name != "ray":
         raise CKBError(
@@ -248,6 +248,15 @@ def get_executor(name: str, workers: int | None = None, **options: Any):
                 f"Unknown option(s) {', '.join(sorted(unknown))} for executor 'ray'; "
                 "expected address, runtime_env."
             )
+    return options
+
+
+def get_executor(name: str, workers: int | None = None, **options: Any):
+    """The executor ``name`` with ``workers`` workers. ``options`` go to its constructor (``ray``:
+    ``address``, ``runtime_env``; the others take none; see :func:`check_executor`). ``process`` with one
+    worker runs serially; ``ray`` is always Ray (one task on a cluster is still run on the cluster)."""
+    options = check_executor(name, **options)
+    if name == "ray":
         return RayExecutor(workers, **options)
     if name == "serial" or (workers is not None and workers <= 1):
         return SerialExecutor()

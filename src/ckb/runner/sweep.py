@@ -7,13 +7,18 @@ digest of every data file the problem reads, so a trace computed from other data
 trial number, is never reused), the benchmark's runs are JSON records
 (``ckb.benchmarking.constrained``; the driver writes what the worker returns). Before anything runs,
 every task is checked against the disk (:func:`plan_sweep`): a result with the same identity is reused,
-a missing or unreadable one is (re)done, and one of a *different* configuration stops the sweep with
-:class:`SweepConflictError` naming the file; nothing is ever overwritten. So an interrupted sweep re-run
-with the same command loses nothing and redoes nothing.
+a missing one is done, and one of a *different* configuration stops the sweep with
+:class:`SweepConflictError` naming the file; nothing is ever overwritten. A file the store cannot read
+(a corrupt or foreign file: writes are atomic, so a crash leaves none) is redone, but not silently and
+not by deleting it: just before the sweep runs it is renamed to ``<file>.corrupt`` (``.corrupt-1``, ...
+if taken) and named in one :class:`SweepWarning` line. So an interrupted sweep re-run with the same
+command loses nothing and redoes nothing.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +33,16 @@ from ckb.runner.trial import Trial, TrialConfig
 
 class SweepConflictError(CKBError, FileExistsError):
     """The output directory holds a task of a different configuration."""
+
+
+class ResultsFolderConflictError(SweepConflictError):
+    """The output directory holds the results of another experiment: its recorded spec differs in what
+    determines the results (:func:`ckb.framework.pipeline.check_results_folder`)."""
+
+
+class SweepWarning(UserWarning):
+    """Something under the output directory needed attention but lost nothing (e.g. an unreadable
+    result file kept aside and redone); the message is one line naming the file."""
 
 
 class Store(Protocol):
@@ -157,6 +172,32 @@ def plan_sweep(configs: Sequence, out: str | Path, store: Store = TRACES) -> tup
     return todo, reused
 
 
+def set_aside(path: Path, noun: str = "result") -> Path:
+    """Rename the unreadable file ``path`` to ``<name>.corrupt`` (``.corrupt-1``, ``-2``, ... when taken,
+    so an earlier one is never replaced) and warn (:class:`SweepWarning`, one line naming both); returns
+    the new path. The task is then redone as if the file were missing."""
+    path = Path(path)
+    aside = path.with_name(f"{path.name}.corrupt")
+    k = 0
+    while aside.exists() or aside.is_symlink():
+        k += 1
+        aside = path.with_name(f"{path.name}.corrupt-{k}")
+    try:
+        os.rename(path, aside)
+    except OSError as exc:
+        raise CKBError(
+            f"{path} cannot be read as a {noun} and cannot be kept aside as {aside.name} ({exc.strerror or exc}); "
+            "move or remove it, then re-run."
+        ) from None
+    warnings.warn(
+        f"{path} is not a readable {noun} (a corrupt or foreign file): kept aside as {aside}; the {noun} is "
+        "run again.",
+        SweepWarning,
+        stacklevel=3,
+    )
+    return aside
+
+
 def execute(
     todo: list,
     worker: Callable,
@@ -168,9 +209,12 @@ def execute(
 ) -> Iterator[tuple[Any, Path, Any]]:
     """Run the ``(config, path)`` pairs of ``todo`` on the executor (one worker if there is one task);
     yield ``(config, path, worker result)`` as each finishes, after ``store.finish``."""
+    ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
+    for _, path in todo:
+        if path.exists():  # plan_sweep found it unreadable: keep it aside, say so, redo the task
+            set_aside(path, store.noun)
     by_path = {str(path): (cfg, path) for cfg, path in todo}
     tasks = [store.task(cfg, path) for cfg, path in todo]
-    ex = get_executor(executor, workers if len(tasks) > 1 else 1, **(executor_options or {}))
     for task, result in ex.map_unordered(worker, tasks):
         cfg, path = by_path[task[1]]
         store.finish(path, result)
