@@ -50,11 +50,22 @@ policies (``pcei``) as in the optimizer.
   point may repeat an evaluated one). Categorical parameters: ``categorical="error"`` (default) raises an
   error naming the parameter (encode it as an int, or use another sampler);
   ``categorical="independent"`` draws them uniformly at random, outside the model. Parameters outside
-  the relative search space (dynamic search spaces) are drawn uniformly, with a warning.
+  the relative search space (Optuna's intersection of the completed trials' parameters) are drawn
+  uniformly, with a warning naming the reason: a parameter missing from some completed trial (dynamic
+  search space), or one whose range changed (the warning names the old and the new range): such a
+  parameter is drawn at random from then on, the others stay the policy's, and the initial design's
+  size stays the study's (it does not follow the smaller space's ``2d + 2``).
 - *Trials*: complete trials with finite values are the data; failed and pruned trials, and trials with
   a non-finite value, condition the models like the optimizer's failed points (no value; the next
   decisions move away from them); running and waiting trials are pending points (their fantasies shrink
   the variance and a new point keeps ``batch_separation`` lengthscales from them, as ``ask(k)`` does).
+  ``constraints_func``'s result is checked where the sampler receives it (:meth:`CKBSampler.after_trial`):
+  a flat sequence of real numbers, as many as the study's other trials have, or a one-line error; an
+  infinite value is kept (Optuna takes it) and the trial is a failed evaluation, with a one-line warning;
+  NaN is an error, as in Optuna's samplers. A refused result leaves the trial (which Optuna records as it
+  finished) without constraint values (None, as Optuna stores them then): a failed evaluation, so the
+  study continues once ``constraints_func`` is fixed. A decision with no complete trial to model (every
+  one non-finite, say) is a one-line error saying so.
 
 **Policy state across threads, processes and resumes.** A stateful rule (the primal-dual duals, RPOL's
 Q, the penalty's multipliers and epochs, the round counter) must see each of its decisions once and each
@@ -86,15 +97,29 @@ result's update twice. The generator starts as ``default_rng(seed)`` advanced on
 first decision (ckb.Optimizer's advances once per ask), so a sequential study that starts with ckb's
 Sobol design (enqueued: trial 0 is otherwise drawn at random) makes ckb.Optimizer's decisions bit for
 bit (tested for ``ckb-ucb``, ``penalty-noisy`` and ``pcei``). :meth:`CKBSampler.decisions` lists the
-chain, :meth:`CKBSampler.policy_state` gives the state after every result told so far. The study's
-settings (policy, its constants, seed, design size, ``n_trials``, violation budget, number of
-constraints) are stored with the first decision (``ckb:sampler`` in the study's system attributes); a
-sampler with other settings refuses to continue the study. The randomness lives in the records, so
-:meth:`reseed_rng` (called by Optuna for ``n_jobs > 1``) changes nothing.
+chain, :meth:`CKBSampler.policy_state` gives the state after every result told so far. The randomness
+lives in the records, so :meth:`reseed_rng` (called by Optuna for ``n_jobs > 1``) changes nothing.
+
+**Settings.** The study's settings (policy, its constants, seed, design size, ``n_trials``, violation
+budget, units, ``exact``, direction, number of constraints) are stored at the sampler's first trial
+(``ckb:sampler`` in the study's system attributes): those known only later (the number of constraints,
+the default design's size ``2d + 2``, the policy's constants) are added with the first decision. A
+sampler with other settings is refused in :meth:`CKBSampler.before_trial`, before its trial runs, from
+the study's second trial on (a one-line error naming the setting). Optuna creates a trial before it
+calls any sampler hook, and no storage can delete one, so the refused trial goes back to the queue
+(``WAITING``, without parameters or attributes): the next ``ask`` (with the right sampler) takes it
+with its number, and nothing else is written (no failed trial, no attribute, no shifted numbers).
 
 **Horizon.** Some policies set constants from the number of rounds T (CKB's ``V = G sqrt(T) / rho``,
 the penalty's epoch length): pass ``n_trials`` (the trials the study will run; T = ``n_trials -
-n_startup_trials``); they refuse to start without it.
+n_startup_trials``); they refuse to start without it. Optuna does not tell a sampler its
+``optimize(n_trials=...)``, so this is how the sampler learns the horizon. The design must fit in it, as
+ckb.Optimizer's in its budget: an ``n_trials`` smaller than the design is an error, not a warning (a
+warning would leave the policy with the constants of T = 1, every decision affected), at construction
+when the design's size is known (``n_startup_trials`` given, or below 4, the smallest ``2d + 2``), else
+before the trial after the first complete one (whose parameters give d); an ``n_trials`` so refused was
+never used, so a resume may correct it. A decision past ``n_trials`` warns once (the policy keeps the
+constants of its horizon).
 """
 
 from __future__ import annotations
@@ -124,7 +149,7 @@ try:
         IntDistribution,
     )
     from optuna.samplers import BaseSampler
-    from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
+    from optuna.samplers._base import _CONSTRAINTS_KEY
     from optuna.study import StudyDirection
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as exc:  # pragma: no cover - the optuna extra is missing
@@ -235,14 +260,53 @@ def _independent_value(dist: BaseDistribution, rng: np.random.Generator) -> Any:
 
 
 # ------------------------------------------------------------------------------------ trials' data
-def _constraints_of(trial: FrozenTrial) -> list[float]:
+def _is_real(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _named_constraints(trial: FrozenTrial) -> list[Any]:
+    """The values set with ``trial.set_constraint``, sorted by name."""
+    attrs, prefix = trial.system_attrs, f"{_CONSTRAINTS_KEY}:"
+    return [attrs[k] for k in sorted(k for k in attrs if k.startswith(prefix))]
+
+
+def _constraints_of(trial: FrozenTrial) -> list[float] | None:
     """The trial's constraint values: Optuna's list (``constraints_func``), then the named ones
-    (``trial.set_constraint``, sorted by name)."""
-    attrs = trial.system_attrs
-    out = [float(v) for v in (attrs.get(_CONSTRAINTS_KEY) or [])]
-    prefix = f"{_CONSTRAINTS_KEY}:"
-    out += [float(attrs[k]) for k in sorted(k for k in attrs if k.startswith(prefix))]
-    return out
+    (``trial.set_constraint``, sorted by name). None: the trial has no usable values (``constraints_func``
+    raised, or its result was refused, and Optuna stores None then; or an older sampler stored values
+    that are not numbers): a failed evaluation."""
+    listed = trial.system_attrs.get(_CONSTRAINTS_KEY, ())
+    if not isinstance(listed, (list, tuple)):
+        return None
+    values = [*listed, *_named_constraints(trial)]
+    return [float(v) for v in values] if all(map(_is_real, values)) else None
+
+
+def _trials_text(numbers: Sequence[int]) -> str:
+    """``trial 3``, ``trials 0-6`` (consecutive) or ``trials 0, 2, 5`` (at most five listed)."""
+    nums = sorted(numbers)
+    if len(nums) == 1:
+        return f"trial {nums[0]}"
+    if nums == list(range(nums[0], nums[-1] + 1)):
+        return f"trials {nums[0]}-{nums[-1]}"
+    return "trials " + ", ".join(map(str, nums[:5])) + (", ..." if len(nums) > 5 else "")
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _describe(dist: BaseDistribution, other: BaseDistribution) -> str:
+    """A parameter's range, ``[0, 6]`` (``int [0, 6]`` where ``other`` is a float, and the reverse; log
+    scale and step added)."""
+    text = f"[{dist.low:g}, {dist.high:g}]"
+    if type(dist) is not type(other):
+        text = f"{'int' if isinstance(dist, IntDistribution) else 'float'} {text}"
+    extras = ["log"] if dist.log else []
+    if dist.step is not None and not (isinstance(dist, IntDistribution) and dist.step == 1):
+        extras.append(f"step {dist.step:g}")
+    return text + (f" ({', '.join(extras)})" if extras else "")
 
 
 def _completion_key(t: FrozenTrial) -> tuple:
@@ -257,7 +321,7 @@ class _Data:
         self, trials: Sequence[FrozenTrial], space: _Space, minimize: bool, me: int, design, n_startup: int
     ) -> None:
         self.minimize = minimize
-        complete, busy, pending, m_of, done = [], [], [], {}, []
+        complete, busy, pending, m_of, done, unusable = [], [], [], {}, [], []
         for t in trials:
             if t.number == me:
                 continue
@@ -266,11 +330,15 @@ class _Data:
                 if u is None:
                     continue
                 c = _constraints_of(t)
-                m_of[t.number] = len(c)
-                if t.value is not None and math.isfinite(t.value) and c and all(map(math.isfinite, c)):
+                if c is not None:
+                    m_of[t.number] = len(c)
+                finite_y = t.value is not None and math.isfinite(t.value)
+                if finite_y and c and all(map(math.isfinite, c)):
                     complete.append((t, u, float(t.value), np.array(c)))
-                else:
+                else:  # not a result to model: a failed evaluation
                     busy.append((t.number, u))
+                    why = "unusable" if c is None else "objective" if not finite_y else "constraint"
+                    unusable.append((t.number, why))
                 done.append((t.number, u))
             elif t.state in (TrialState.FAIL, TrialState.PRUNED):
                 if u is not None:
@@ -296,6 +364,9 @@ class _Data:
                 "complete trial needs the same constraints."
             )
         self.m = ms[0] if ms else 0
+        #: the complete trials that are failed evaluations, and why: "constraint" (a non-finite constraint
+        #: value), "objective" (a non-finite objective), "unusable" (no usable constraint values)
+        self.unusable = unusable
         self.complete = complete
         self.numbers = [t.number for t, *_ in complete]
         self.X = np.array([u for _, u, _, _ in complete]).reshape(-1, space.d)
@@ -308,6 +379,22 @@ class _Data:
         #: the complete trials of the initial design: the reference of the robust scales, as the
         #: optimizer's design trials are
         self.design = np.array([t.number < n_startup for t, *_ in self.complete], dtype=bool)
+
+    def no_result(self, number: int) -> InvalidInputError:
+        """The error of a decision (trial ``number``) with no complete trial to model."""
+        whys = {why for _, why in self.unusable}
+        what = {
+            "constraint": "has a non-finite constraint value",
+            "objective": "has a non-finite objective value",
+            "unusable": "has no usable constraint values (constraints_func raised, or its result was refused)",
+        }
+        return InvalidInputError(
+            f"CKBSampler has no result to model at trial {number}: every complete trial "
+            f"({_trials_text([n for n, _ in self.unusable])}) "
+            + (what[whys.pop()] if len(whys) == 1 else "has a non-finite or no usable value")
+            + ", and such a trial counts as a failed evaluation, not a result; return finite numbers (a "
+            "large one marks an infeasible point)."
+        )
 
     def units(self, transform: str, rows: Any = None) -> OutcomeUnits:
         """The outcome units (:class:`~ckb.optimizer.models.OutcomeUnits`) fitted on the complete trials
@@ -382,10 +469,11 @@ class CKBSampler(BaseSampler):
         ``ckb-ucb``, ``rpol-ucb``, ...); None: the optimizer's default for ``goal``.
     goal : ``"best-feasible"`` (default) or ``"cumulative"``: picks the default policy.
     constraints_func : ``FrozenTrial -> sequence of floats`` (feasible where every value is <= 0), called
-        after each complete or pruned trial, as in Optuna's samplers; None: constraints set with
-        ``trial.set_constraint``.
+        after each complete or pruned trial, as in Optuna's samplers, and checked (:meth:`after_trial`);
+        None: constraints set with ``trial.set_constraint``.
     n_trials : the number of trials the study will run; sets the horizon T = ``n_trials -
-        n_startup_trials`` of policies whose constants depend on it (required for them).
+        n_startup_trials`` of policies whose constants depend on it (required for them, and at least the
+        initial design's size).
     n_startup_trials : size of the initial Sobol design (default ``2d + 2``, d the search space's size).
     seed : seeds the design, the independent draws and the policy's generator (default 0, as
         ckb.Optimizer: the same study gives the same trials).
@@ -491,6 +579,28 @@ class CKBSampler(BaseSampler):
                 f"policy {self.policy_name!r} sets constants from the number of rounds or spreads its slack "
                 "over the rounds left; pass n_trials= (the trials the study will run)."
             )
+        # the design must fit in n_trials, as ckb.Optimizer's in its budget; the default design's size
+        # (2d + 2) is known once a trial has completed (:meth:`_check_design_fits`), but is at least 4
+        design = 4 if self.n_startup_trials is None else self.n_startup_trials
+        if self._needs_horizon and self.n_trials < design:
+            what = "(2d + 2 trials, at least 4)" if self.n_startup_trials is None else f"of {design} trials"
+            raise InvalidInputError(
+                f"n_trials = {self.n_trials} is smaller than the initial design {what}; the design must fit: "
+                f"pass n_trials >= {design} (the policy's horizon is T = n_trials - n_startup_trials)."
+            )
+
+    def _check_design_fits(self, n_startup: int | None, d: int | None) -> None:
+        """A horizon-dependent policy's ``n_trials`` must hold the initial design (as ckb.Optimizer's
+        budget must): refused, with the design's size, once that size is known."""
+        if not self._needs_horizon or n_startup is None or not d or self.n_trials >= n_startup:
+            return
+        what = f"of {n_startup} trials"
+        if self.n_startup_trials is None and n_startup == 2 * d + 2:
+            what = f"of 2d + 2 = {n_startup} trials (d = {d} parameters)"
+        raise InvalidInputError(
+            f"n_trials = {self.n_trials} is smaller than the initial design {what}; the design must fit: "
+            f"pass n_trials >= {n_startup} (the policy's horizon is T = n_trials - {n_startup})."
+        )
 
     def __repr__(self) -> str:
         return f"CKBSampler(policy={self.policy_name!r}, seed={self.seed}, n_trials={self.n_trials})"
@@ -499,6 +609,22 @@ class CKBSampler(BaseSampler):
         """Nothing to reseed: the policy's generator lives in the study's records, the rest is seeded."""
 
     # ------------------------------------------------------------------------------ Optuna API
+    def before_trial(self, study, trial: FrozenTrial) -> None:
+        """Check this sampler's settings against the study's (stored at its first trial; the first
+        sampler stores them) before the trial runs. Optuna creates the trial before it calls any sampler
+        hook, and no storage can delete one: a refused trial goes back to the queue (``WAITING``, as it
+        came or as created, without parameters), where the next ``ask`` takes it with its number, so a
+        refused resume records nothing else (no failed trial, no attribute)."""
+        try:
+            _single_objective(study)
+            self._check_spec(study, study.direction == StudyDirection.MINIMIZE, self._known_d(study))
+        except CKBError:
+            try:
+                study._storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
+            except Exception:  # pragma: no cover - finished meanwhile (another process): nothing to undo
+                pass
+            raise
+
     def infer_relative_search_space(self, study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         _single_objective(study)
         space = {}
@@ -512,6 +638,16 @@ class CKBSampler(BaseSampler):
             space[name] = dist
         return dict(sorted(space.items()))
 
+    def _known_d(self, study) -> int | None:
+        """The size of the modelled search space (float and int parameters), None while no trial has
+        completed (Optuna infers the space from the completed trials)."""
+        space = self._intersection.calculate(study)
+        if not space:
+            return None
+        return sum(
+            isinstance(v, (FloatDistribution, IntDistribution)) and not v.single() for v in space.values()
+        )
+
     def sample_independent(self, study, trial: FrozenTrial, param_name: str, param_distribution) -> Any:
         if isinstance(param_distribution, CategoricalDistribution) and self.categorical == "error":
             raise _categorical_error(param_name, param_distribution)
@@ -519,15 +655,47 @@ class CKBSampler(BaseSampler):
             not isinstance(param_distribution, CategoricalDistribution)
             and param_name not in self._warned
             and not trial.system_attrs.get("fixed_params")
-            and any(t.state == TrialState.COMPLETE for t in study._get_trials(deepcopy=False, use_cache=True))
         ):
-            self._warned.add(param_name)
-            _logger.warning(
-                f"CKBSampler draws parameter {param_name!r} of trial {trial.number} uniformly at random: "
-                "it is not in every completed trial (dynamic search space), so the model does not cover it."
-            )
+            done = study._get_trials(deepcopy=False, use_cache=True, states=(TrialState.COMPLETE,))
+            if done:
+                self._warned.add(param_name)
+                _logger.warning(
+                    self._independent_note(study, trial.number, param_name, param_distribution, done)
+                )
         key = zlib.crc32(param_name.encode())
         return _independent_value(param_distribution, np.random.default_rng([self.seed, trial.number, key]))
+
+    def _independent_note(self, study, number: int, name: str, dist, done: Sequence[FrozenTrial]) -> str:
+        """Why parameter ``name`` of trial ``number`` is drawn outside the model, and what follows."""
+        others = {}  # each other range of the parameter in the completed trials -> their numbers
+        for t in done:
+            if name in t.distributions and t.distributions[name] != dist:
+                others.setdefault(t.distributions[name], []).append(t.number)
+        since = min([t.number for t in done if t.distributions.get(name) == dist], default=number)
+        if not others:
+            return (
+                f"CKBSampler draws parameter {name!r} of trial {number} uniformly at random: it is not in "
+                "every completed trial (dynamic search space), so the model does not cover it."
+            )
+        old = "; ".join(f"{_describe(d, dist)} ({_trials_text(n)})" for d, n in others.items())
+        rest = [
+            k
+            for k, v in self._intersection.calculate(study).items()
+            if k != name and isinstance(v, (FloatDistribution, IntDistribution)) and not v.single()
+        ]
+        then = (
+            "the other parameters stay the policy's"
+            if rest
+            else "no other parameter is modelled, so every trial is now drawn at random (random search)"
+        )
+        new = _describe(dist, next(iter(others)))
+        return (
+            f"CKBSampler draws parameter {name!r} of trial {number} uniformly at random: its range changed "
+            f"from {old} to {new} at trial {since}, and the model covers a parameter only while every "
+            f"completed trial has it with one range (Optuna's intersection search space); from now on "
+            f"{name!r} is drawn at random in every trial, outside the model, and {then}. Keep a parameter's "
+            "range fixed within a study."
+        )
 
     def sample_relative(self, study, trial: FrozenTrial, search_space) -> dict[str, Any]:
         if not search_space:
@@ -537,7 +705,7 @@ class CKBSampler(BaseSampler):
         fixed = trial.system_attrs.get("fixed_params") or {}
         if any(n in fixed for n in space.names):
             return {}  # enqueued values are not the policy's decision
-        n_startup = self._n_startup(space.d)
+        n_startup = self._design_size(study, space.d)
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         has_data = any(t.state == TrialState.COMPLETE and space.to_unit(t.params) is not None for t in trials)
         if trial.number < n_startup or not has_data:
@@ -545,8 +713,75 @@ class CKBSampler(BaseSampler):
         return self._decide(study, trial, space)
 
     def after_trial(self, study, trial: FrozenTrial, state: TrialState, values) -> None:
+        """Store ``constraints_func``'s values for a complete or pruned trial, as Optuna's samplers do
+        (:func:`optuna.samplers._base._process_constraints_after_trial`), checked first: a flat sequence
+        of real numbers, as many as the study's other trials have (with those set by
+        ``trial.set_constraint``), and no NaN (which Optuna refuses too). A refused result is a one-line
+        error, and the trial, which Optuna records as it finished, keeps None (Optuna's mark of values it
+        could not take): CKBSampler counts it as a failed evaluation. An infinite value is kept (Optuna
+        takes it), with a one-line warning that the trial is a failed evaluation, as any non-finite one."""
+        if state not in (TrialState.COMPLETE, TrialState.PRUNED):
+            return
+        values = _constraints_of(trial) or []
         if self._constraints_func is not None:
-            _process_constraints_after_trial(self._constraints_func, study, trial, state)
+            kept = None
+            try:
+                kept = self._checked_constraints(self._constraints_func(trial), study, trial)
+            finally:
+                study._storage.set_trial_system_attr(trial._trial_id, _CONSTRAINTS_KEY, kept)
+            values = [*kept, *_named_constraints(trial)]
+        bad = [j for j, v in enumerate(values) if not math.isfinite(v)]
+        if state == TrialState.COMPLETE and bad:
+            _logger.warning(
+                f"CKBSampler: constraint {bad[0]} of trial {trial.number} is {values[bad[0]]}: a non-finite "
+                f"value is not a result to model, so trial {trial.number} counts as a failed evaluation (not "
+                "modelled; the next decisions move away from its point). Return finite numbers (a large one "
+                "marks an infeasible point)."
+            )
+
+    def _checked_constraints(self, raw: Any, study, trial: FrozenTrial) -> tuple[float, ...]:
+        """``constraints_func``'s result for ``trial`` as the floats to store, or a one-line error."""
+        what = f"constraints_func returned {_short(raw)} for trial {trial.number}"
+        items = raw.tolist() if isinstance(raw, np.ndarray) and raw.ndim == 1 else raw
+        if not isinstance(items, (list, tuple)) or not all(map(_is_real, items)):
+            raise InvalidInputError(
+                f"{what}; it must return a flat sequence of real numbers, one per constraint (feasible "
+                "where <= 0), e.g. [0.3]."
+            )
+        values = tuple(float(v) for v in items)
+        named = len(_named_constraints(trial))
+        if not values and not named:
+            raise InvalidInputError(
+                f"{what}; CKBSampler needs at least one constraint value (feasible where <= 0) per trial."
+            )
+        m = self._study_m(study, trial.number)
+        if m is not None and len(values) + named != m:
+            also = f" (with {named} from trial.set_constraint)" if named else ""
+            raise InvalidInputError(
+                f"{what}: {len(values) + named} value(s){also} where the study's trials have {m}; every "
+                "trial needs the same constraints."
+            )
+        nan = [j for j, v in enumerate(values) if math.isnan(v)]
+        if nan:
+            raise InvalidInputError(
+                f"{what}: constraint {nan[0]} of trial {trial.number} is NaN, which Optuna does not store, so "
+                f"trial {trial.number} keeps no constraint values and counts as a failed evaluation (not "
+                "modelled). Return finite numbers (a large one marks an infeasible point)."
+            )
+        return values
+
+    def _study_m(self, study, number: int) -> int | None:
+        """The number of constraints of the study: its stored settings', else its first trial's with
+        usable values (other than trial ``number``); None before any."""
+        spec = self._stored_spec(study)
+        if spec is not None and spec.get("m") is not None:
+            return int(spec["m"])
+        states = (TrialState.COMPLETE, TrialState.PRUNED)
+        for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=states):
+            c = _constraints_of(t) if t.number != number else None
+            if c:
+                return len(c)
+        return None
 
     # ---------------------------------------------------------------------------- the decision
     def _n_startup(self, d: int) -> int:
@@ -558,12 +793,16 @@ class CKBSampler(BaseSampler):
 
         return point
 
-    def _spec(self, m: int, n_startup: int, minimize: bool) -> dict[str, Any]:
+    def _spec(self, m: int | None, n_startup: int | None, minimize: bool) -> dict[str, Any]:
+        """The settings the study stores (:data:`SPEC_KEY`); ``m``, ``n_startup`` (the default design's
+        size, ``2d + 2``) and the policy's constants are None until they are known."""
+        known = m is not None and n_startup is not None
+        constants = self._make_policy(m, self._horizon(n_startup)).constants() if known else None
         return {
             "version": _VERSION,
             "policy": self.policy_name,
             "policy_params": self.policy_params,
-            "policy_constants": _stored_params(self._make_policy(m, self._horizon(n_startup)).constants()),
+            "policy_constants": None if constants is None else _stored_params(constants),
             "seed": self.seed,
             "n_startup_trials": n_startup,
             "n_trials": self.n_trials if self._needs_horizon else None,
@@ -574,6 +813,19 @@ class CKBSampler(BaseSampler):
             "m": m,
             "minimize": minimize,
         }
+
+    @staticmethod
+    def _stored_spec(study) -> dict[str, Any] | None:
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        return loads(attrs[SPEC_KEY]) if SPEC_KEY in attrs else None
+
+    def _design_size(self, study, d: int) -> int:
+        """The study's initial design size: the one it stores once known (it stays the study's when the
+        search space changes size), else this sampler's (``2d + 2`` by default)."""
+        spec = self._stored_spec(study)
+        if spec is not None and spec.get("n_startup_trials") is not None:
+            return int(spec["n_startup_trials"])
+        return self._n_startup(d)
 
     def _horizon(self, n_startup: int) -> int:
         return max(1, (self.n_trials if self.n_trials is not None else n_startup + 1) - n_startup)
@@ -591,19 +843,33 @@ class CKBSampler(BaseSampler):
             storage = study._storage
             trials = storage.get_all_trials(study._study_id, deepcopy=False)  # everything before our turn
             minimize = study.direction == StudyDirection.MINIMIZE
-            n_startup = self._n_startup(space.d)
+            n_startup = self._design_size(study, space.d)
             data = _Data(trials, space, minimize, trial.number, self._design(space.d), n_startup)
+            if data.m == 0 and data.unusable and not data.complete:
+                raise data.no_result(trial.number)
             if data.m == 0:
                 raise InvalidInputError(
                     "no complete trial has constraint values; pass constraints_func= (values <= 0 feasible) "
                     "or call trial.set_constraint(name, value) in the objective."
                 )
+            if not data.complete:
+                raise data.no_result(trial.number)
             if self.violation_budget is not None and len(self.violation_budget) not in (1, data.m):
                 raise InvalidInputError(
                     f"violation_budget has {len(self.violation_budget)} values but the trials have "
                     f"{data.m} constraint(s); give one number, or one per constraint."
                 )
-            self._check_spec(study, data.m, n_startup, minimize)
+            self._check_spec(study, minimize, space.d, data.m)
+            if self._needs_horizon and trial.number >= self.n_trials and "n_trials" not in self._warned:
+                self._warned.add("n_trials")
+                warnings.warn(
+                    f"CKBSampler: trial {trial.number} is past n_trials = {self.n_trials}, the number of trials "
+                    f"the policy's horizon T = {self._horizon(n_startup)} was set for; it keeps deciding with "
+                    "the constants of that horizon (Optuna does not tell a sampler its n_trials: pass the "
+                    "study's total trials as CKBSampler's n_trials).",
+                    UserWarning,
+                    stacklevel=2,
+                )
             chain = _chain(trials, self._records)
             start = time.perf_counter()
             policy, rng, models_state = self._restore(
@@ -631,30 +897,59 @@ class CKBSampler(BaseSampler):
             storage.set_trial_system_attr(trial._trial_id, RECORD_KEY, dumps(record))
         return params
 
-    def _check_spec(self, study, m: int, n_startup: int, minimize: bool) -> None:
-        ours = self._spec(m, n_startup, minimize)
-        attrs = study._storage.get_study_system_attrs(study._study_id)
-        if SPEC_KEY not in attrs:
-            study._storage.set_study_system_attr(study._study_id, SPEC_KEY, dumps(ours))
-            return
-        stored = {**_SPEC_BEFORE_UNITS, **loads(attrs[SPEC_KEY])}
+    def _check_spec(self, study, minimize: bool, d: int | None, m: int | None = None) -> int | None:
+        """Store this sampler's settings with the study at its first trial, or compare them with the
+        stored ones: a difference is a one-line error naming the setting. Those known only later (the
+        number of constraints ``m``; the default design's size, ``2d + 2``, with ``d`` the search space's
+        size, None before a trial completed) are compared once both sides know them, and stored with the
+        first decision (``m`` given), with the policy's constants. Returns the study's design size (None
+        while unknown)."""
+        storage, sid = study._storage, study._study_id
+        raw = self._stored_spec(study)
+        if raw is None:
+            n_startup = self.n_startup_trials if d is None else self._n_startup(d)
+            self._check_design_fits(n_startup, d)
+            storage.set_study_system_attr(sid, SPEC_KEY, dumps(self._spec(m, n_startup, minimize)))
+            return n_startup
+        stored = {**_SPEC_BEFORE_UNITS, **raw}
         # "auto" stored before the bound map joined it is "auto-no-bounds" today (for the policies that
         # take the map under "auto")
         stored.update(outcome_transform=resumed_transform(stored, "rms"), units=UNITS_VERSION)
+        decided = stored.get("m") is not None  # the settings are complete from the first decision on
+        design = stored.get("n_startup_trials")
+        if design is None and d is not None:  # stored with the default before the space was known
+            design = 2 * d + 2
+        # a sampler with the default design size takes the study's; one that gives it must match it
+        n_startup = design if self.n_startup_trials is None else self.n_startup_trials
+        if not decided:
+            self._check_design_fits(n_startup, d)
+        m = stored.get("m") if m is None else m
+        ours = self._spec(m, n_startup, minimize)
+        # an n_trials refused as too small for the design (so never used) may be corrected on resume
+        unused = not decided and stored.get("n_trials") is not None and design is not None
+        unused = unused and stored["n_trials"] < design
         for key, value in ours.items():
-            if key != "policy_constants" and dumps(stored.get(key)) != dumps(value):
+            have = design if key == "n_startup_trials" else stored.get(key)
+            if key == "policy_constants" or (key == "n_trials" and unused):
+                continue
+            if key in ("m", "n_startup_trials") and (have is None or value is None):
+                continue  # not known on one side yet
+            if dumps(have) != dumps(value):
                 raise InvalidInputError(
-                    f"study {study.study_name!r} was run by CKBSampler with {key}={stored.get(key)!r}; this "
-                    f"sampler has {key}={value!r}. Resume it with the same settings, or use a new study."
+                    f"study {study.study_name!r} was run by CKBSampler with {key}={have!r}; this sampler "
+                    f"has {key}={value!r}. Resume it with the same settings, or use a new study."
                 )
-
-        self._keep_constants(
-            study.study_name,
-            stored.get("policy_constants"),
-            ours["policy_constants"],
-            m,
-            self._horizon(n_startup),
-        )
+        if decided:
+            self._keep_constants(
+                study.study_name,
+                stored.get("policy_constants"),
+                ours["policy_constants"],
+                m,
+                self._horizon(n_startup),
+            )
+        elif ours["m"] is not None and ours["n_startup_trials"] is not None:  # the first decision
+            storage.set_study_system_attr(sid, SPEC_KEY, dumps(ours))
+        return n_startup
 
     def _keep_constants(self, name: str, stored: Any, ours: dict[str, Any], m: int, horizon: int) -> None:
         """A study resumed under a version whose policy defaults differ from those it was started with
@@ -819,6 +1114,8 @@ class CKBSampler(BaseSampler):
         if SPEC_KEY not in attrs:
             return None
         spec = loads(attrs[SPEC_KEY])
+        if spec.get("m") is None:  # stored at the first trial, completed at the first decision
+            return None
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         chain = _chain(trials, self._records)
         space = _Space(self.infer_relative_search_space(study, trials[-1]))
