@@ -205,3 +205,80 @@ def test_written_files_honor_the_umask(study, tmp_path, umask, mode):
     finally:
         os.umask(old)
     assert {oct((tmp_path / f).stat().st_mode & 0o777) for f in ("x.csv", "p.png")} == {oct(mode)}
+
+
+def _damage(path, sql, *args):
+    conn = sqlite3.connect(path)
+    conn.execute(sql, args)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "command", [["export", "{s}", "pump", "--out", "{s}"], ["show", "{s}", "pump", "--plot", "{s}"]]
+)
+@pytest.mark.parametrize("name", ["g.db", "g.png", "g.csv"])
+def test_writing_over_the_study_file_is_refused(study, tmp_path, monkeypatch, command, name):
+    """``export --out g3.db`` / ``show --plot g4.png`` on the study file itself replaced the study by the
+    CSV or the plot (exit 0): every stored trial lost."""
+    path, _ = study
+    target = tmp_path / name
+    target.write_bytes(path.read_bytes())
+    before, files = _digest(target), sorted(os.listdir(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for out in (str(target), name, f"./sub/../{name}"):  # the same file by other spellings too
+        args = [a.format(s=target) for a in command[:-1]] + [out]
+        res = runner.invoke(study_app, args, env={"COLUMNS": "200"})
+        if command[0] == "show" and not name.endswith(".png"):  # refused earlier: not an image format
+            assert res.exit_code == 2 and "error:" in res.output
+        else:
+            _one_line_error(res, f"{name}", "is the study file", "nothing was written")
+        assert _digest(target) == before and sorted(os.listdir(tmp_path)) == files
+    with StudyStorage(target, read_only=True) as s:
+        assert len(s.trials("pump")) == 6
+
+
+@pytest.mark.parametrize("plot", ["out.txt", "s.db", "out.xyz"])
+def test_a_plot_format_matplotlib_cannot_write_is_a_one_line_error(study, tmp_path, plot):
+    path, _ = study
+    before, files = _digest(path), sorted(os.listdir(tmp_path))
+    res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(tmp_path / plot)])
+    ext = plot.rsplit(".", 1)[1]
+    _one_line_error(res, f"'.{ext}'", "png", "svg", "nothing was written")
+    assert _digest(path) == before and sorted(os.listdir(tmp_path)) == files
+
+
+def test_a_plot_without_an_extension_is_a_png_and_its_real_path_is_printed(study, tmp_path):
+    path, _ = study
+    res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(tmp_path / "adir")])
+    assert res.exit_code == 0, res.output
+    written = tmp_path / "adir.png"
+    assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not (tmp_path / "adir").exists()
+    assert f"plot: {written}" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize(
+    "sql, needle",
+    [
+        (
+            "UPDATE trials SET objective = NULL WHERE number = 1",
+            "trial 1 of study 'pump': its objective None",
+        ),
+        ("UPDATE trials SET constraints = NULL WHERE number = 1", "trial 1 of study 'pump': its constraints"),
+        (
+            "UPDATE trials SET constraints = '[1.0]' WHERE number = 1",
+            "trial 1 of study 'pump': its constraints",
+        ),
+        ("UPDATE trials SET x = '[0.1]' WHERE number = 1", "trial 1 of study 'pump': its x [0.1]"),
+        ("UPDATE trials SET info = '[1]' WHERE number = 1", "trial 1 of study 'pump': its info [1]"),
+        ("UPDATE studies SET spec = json_set(spec, '$.m', 'x') WHERE name = 'pump'", "spec of study 'pump'"),
+    ],
+)
+def test_damaged_rows_are_one_line_errors_in_every_command(study, sql, needle):
+    path, _ = study
+    _damage(path, sql)
+    before = _digest(path)
+    for command in (["list", str(path)], ["show", str(path), "pump"], ["export", str(path), "pump"]):
+        res = runner.invoke(study_app, command, env={"COLUMNS": "200"})
+        _one_line_error(res, "s.db holds a damaged", needle)
+    assert _digest(path) == before

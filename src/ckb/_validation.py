@@ -48,7 +48,12 @@ def check_scalar(
                 raise InvalidInputError(f"{name} must be an integer, got {value!r}.")
         value = int(value)
     else:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise InvalidInputError(
+                f"{name} must be finite, got an integer of {len(str(value))} digits."
+            ) from None
         if not math.isfinite(value):
             raise InvalidInputError(f"{name} must be finite, got {value!r}.")
     if low is not None and (value < low or (value == low and not low_inclusive)):
@@ -71,12 +76,10 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
 def check_finite_array(value: Any, name: str, *, ndim: int | None = None, shape: tuple | None = None):
     """Convert to a float array and check it is finite and, optionally, of the given ndim / shape.
 
-    ``shape`` may contain ``None`` for free dimensions.
+    ``shape`` may contain ``None`` for free dimensions. Strings, booleans and complex numbers are refused,
+    not converted (``"1"`` or ``True`` given for a number is a mistake to name, not a value to guess).
     """
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} must be numeric, got {value!r}.") from exc
+    arr = as_real_array(value, name, "be numeric (real numbers)")
     if ndim is not None and arr.ndim != ndim:
         raise InvalidInputError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}.")
     if shape is not None:
@@ -92,6 +95,32 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None, shape:
     return arr
 
 
+def as_real_array(value: Any, name: str, expected: str = "hold real numbers") -> np.ndarray:
+    """``value`` as a float array if it holds real numbers only (no strings, booleans or complex numbers;
+    an integer too large for a float is named), else an error naming it."""
+    what = f"{name} must {expected}"
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "O":
+            flat = raw.reshape(-1).tolist()
+            if any(isinstance(v, (str, bytes, bool, np.bool_, complex)) for v in flat):
+                raise TypeError
+        elif raw.dtype.kind not in "iuf":
+            raise TypeError
+        return np.asarray(raw, dtype=float)
+    except OverflowError:
+        raise InvalidInputError(
+            f"{what} within float range, got an integer too large: {_short(value)}."
+        ) from None
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{what}, got {_short(value)}.") from None
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def check_params(func, params: dict, what: str, skip: tuple[str, ...] = ()) -> None:
     """Reject keyword parameters that ``func`` does not accept, suggesting the closest valid names."""
     import inspect
@@ -103,3 +132,36 @@ def check_params(func, params: dict, what: str, skip: tuple[str, ...] = ()) -> N
     for key in params:
         if key not in valid:
             raise InvalidInputError(f"{what} has no parameter {key!r}.{did_you_mean(key, valid)}")
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` if it is a boolean (``True``/``False``, or numpy's), else an error naming it.
+
+    Nothing is read by truthiness: ``"false"`` is a non-empty string, so ``bool("false")`` is ``True``, and
+    ``1``, ``"no"`` or a typo such as ``"flase"`` are mistakes to name, not values to guess.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        import reprlib
+
+        raise InvalidInputError(
+            f"{name} must be true or false, got {reprlib.repr(value)} ({type(value).__name__})."
+        )
+    return bool(value)
+
+
+#: The largest noise level (a standard deviation or a half-width) :func:`check_noise_scale` accepts. Larger
+#: levels make the observations ``f + level * z`` and their squares in a model fit overflow float64
+#: (``1e308`` ended in NaN or ``inf`` scores deep inside a policy); this one leaves room for both.
+MAX_NOISE_SCALE = 1e100
+
+
+def check_noise_scale(value: Any, name: str, *, high: float = MAX_NOISE_SCALE) -> float:
+    """A noise standard deviation (or half-width) ``value``: a real number in ``[0, high]``, else an error
+    naming it and the range (``high`` defaults to :data:`MAX_NOISE_SCALE`)."""
+    value = check_scalar(value, name, low=0.0)
+    if value > high:
+        raise InvalidInputError(
+            f"{name} must be a noise level in [0, {high:g}] (larger ones overflow float arithmetic), "
+            f"got {value!r}."
+        )
+    return value

@@ -7,14 +7,19 @@ maximizations: warnings counted per trial by :class:`ckb.Optimizer`, failed fits
 and a PNG plot of the best feasible value and the violation
 (:mod:`ckb.violation`: soft ``violation`` and ``positive_violation``, on the observed values) against
 evaluations (``--plot PATH``; default ``FILE-NAME.png`` beside the file, the name's characters other
-than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``, so a name such as ``a/b`` stays one file).
+than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``, so a name such as ``a/b`` stays one file;
+the format follows PATH's extension, one matplotlib writes, and a PATH without one gets ``.png``: the
+path printed is the one written).
 ``export FILE NAME --out x.csv``: every trial as CSV (stdout without ``--out``).
 
 Reading only: the file is opened with SQLite's ``mode=ro`` (:class:`~ckb.studies.StudyStorage` with
 ``read_only=True``), so none of these commands creates, converts or changes it (it may belong to running
 workers, or not be a ckb file at all). A missing file, a file that is not a ckb study (a foreign SQLite
 database, not SQLite, truncated or damaged) and an unknown study name are one-line errors naming the
-file or the name (exit code 2). Files written (plot, CSV) get the usual mode: ``0o666`` minus the umask.
+file or the name (exit code 2), and so is a damaged trial row or spec (naming the trial and the field).
+Files written (plot, CSV) get the usual mode: ``0o666`` minus the umask; a ``--plot`` or ``--out`` that
+is the study file itself (or its ``-wal``/``-shm`` file, by any spelling or link) is refused before
+anything is read or written, as is a plot format matplotlib cannot write.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -112,6 +118,48 @@ def _plot_name(file: Path, name: str) -> Path:
     return file.with_name(f"{file.stem}-{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
 
 
+def _plot_target(file: Path, name: str, plot: Path | None) -> tuple[Path, str]:
+    """The file the plot goes to and its format, checked before any work: ``--plot`` by matplotlib's
+    rule (no extension: PNG, with ``.png`` appended) or the default :func:`_plot_name`; a format
+    matplotlib cannot write and the study file itself are one-line errors."""
+    ext = "" if plot is None else os.path.splitext(str(plot))[1][1:]
+    if plot is None:
+        out, fmt = _plot_name(file, name), "png"
+    elif not ext:
+        out, fmt = Path(str(plot).rstrip(".") + ".png"), "png"
+    else:
+        from matplotlib.figure import Figure
+
+        formats = Figure().canvas.get_supported_filetypes()
+        if ext.lower() not in formats:
+            _fail(
+                DataFileError(
+                    f"cannot write the plot {str(plot)!r}: matplotlib does not write '.{ext}' files (it writes "
+                    f"{', '.join('.' + f for f in sorted(formats))}); nothing was written."
+                )
+            )
+        out, fmt = plot, ext.lower()
+    _not_the_study(file, out)
+    return out, fmt
+
+
+def _not_the_study(file: Path, out: Path) -> None:
+    """Refuse to write ``out`` if it is the study file (or its ``-wal``/``-shm``/``-journal`` file): the
+    study would be lost."""
+    try:
+        study, target = file.resolve(), out.resolve()
+        suffix = next((s for s in ("", "-wal", "-shm", "-journal") if target == Path(f"{study}{s}")), None)
+        if suffix is None and target.exists() and file.exists() and os.path.samefile(target, study):
+            suffix = ""  # a hard link to it
+    except (OSError, RuntimeError):  # cannot be resolved: writing it fails on its own
+        return
+    if suffix is not None:
+        what = f"the {suffix} file of the study file" if suffix else "the study file"
+        _fail(
+            DataFileError(f"{str(out)!r} is {what} {str(file)!r}: choose another path; nothing was written.")
+        )
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return ""
@@ -188,10 +236,15 @@ def show_cmd(
     name: NameArg,
     plot: Annotated[
         Path | None,
-        typer.Option("--plot", help="Where to write the PNG (default: FILE-NAME.png beside FILE)."),
+        typer.Option(
+            "--plot",
+            help="Where to write the plot; its extension gives the format (none: .png is appended). "
+            "Default: FILE-NAME.png beside FILE.",
+        ),
     ] = None,
 ) -> None:
     """A table of NAME's trials and a plot of best feasible value and cumulative violation."""
+    out, fmt = _plot_target(file, name, plot)
     spec, trials = _study(file, name)
     head, rows = _rows(spec, trials)
     t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
@@ -199,8 +252,8 @@ def show_cmd(
         t.add_column(h, justify="left" if h in ("state", "source", "note") else "right", no_wrap=h != "note")
     for r in rows:
         t.add_row(*[escape(_fmt(v)) for v in r[:-2]])
-    out = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines)
-    Console(width=max(out.width, out.measure(t).maximum)).print(t)
+    con = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines)
+    Console(width=max(con.width, con.measure(t).maximum)).print(t)
     curves = _curves(trials, _minimize(spec), int(spec["m"]))
     n = curves["best"].size
     last = {k: (v[-1] if n else 0.0) for k, v in curves.items()}
@@ -211,9 +264,8 @@ def show_cmd(
     _out().print(summary, soft_wrap=True, highlight=False)
     for line in _extra_summary(spec, trials):
         _out().print(line, soft_wrap=True, highlight=False, markup=False)
-    out = plot if plot is not None else _plot_name(file, name)
     try:
-        _plot(curves, name, spec, out)
+        _plot(curves, name, spec, out, fmt)
     except OSError as exc:
         _fail(DataFileError(f"could not write the plot {str(out)!r}: {exc}"))
     _out().print(f"plot: {out}", soft_wrap=True, highlight=False)
@@ -248,7 +300,9 @@ def _extra_summary(spec: dict[str, Any], trials: list[dict]) -> list[str]:
     return lines
 
 
-def _plot(curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: Path) -> None:
+def _plot(
+    curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: Path, fmt: str = "png"
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -273,7 +327,7 @@ def _plot(curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: P
         ax.grid(alpha=0.3)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=110, format=fmt)  # the format given: ``out`` is written as it is named
     plt.close(fig)
 
 
@@ -284,6 +338,8 @@ def export_cmd(
     out: Annotated[Path | None, typer.Option("--out", help="CSV file to write (default: stdout).")] = None,
 ) -> None:
     """Every trial of NAME as CSV: number, state, source, x0.., objective, g0.., feasible, note, times."""
+    if out is not None:
+        _not_the_study(file, out)
     head, rows = _rows(*_study(file, name))
     buf = io.StringIO()
     w = csv.writer(buf)

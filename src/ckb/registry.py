@@ -42,6 +42,11 @@ class Registry(Generic[T]):
             self._aliases[alias] = name
 
     def canonical(self, name: str) -> str:
+        if not isinstance(name, str):
+            raise UnknownNameError(
+                f"a {self.kind} is named by a string, got {name!r} ({type(name).__name__}). "
+                f"Known: {', '.join(self.names())}."
+            )
         if name in self._items:
             return name
         if name in self._aliases:

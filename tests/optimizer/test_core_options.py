@@ -425,7 +425,8 @@ def test_design_results_told_without_an_ask_count_as_design_points(given):
         opt.tell(design[i], 1.0, [5.0])
     assert opt.ask().tolist() == design[1].tolist()
     opt.tell(design[1], 1.0, [5.0])
-    opt.tell(design[1], 2.0, [0.5])  # the same point again: a repeat, the user's
+    with pytest.warns(UserWarning, match="told already"):
+        opt.tell(design[1], 2.0, [0.5])  # the same point again: a repeat, the user's
     opt.tell(design[3], 1.0, [5.0])
     x = opt.ask()
     h = opt.history()

@@ -86,7 +86,7 @@ def test_continuous_box_proposals_stay_inside(rng):
     "params, match",
     [
         ({"B": -1.0}, "B must be >= 0"),
-        ({"noise": 0.0}, "noise must be > 0"),
+        ({"noise": 0.0}, "noise must be >= 1e-12"),
         ({"alpha": 1.5}, "alpha must be < 1"),
         ({"beta": "thoery"}, "theory"),
         ({"Bx": 1.0}, "did you mean 'B'|Did you mean 'B'"),

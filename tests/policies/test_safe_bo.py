@@ -463,7 +463,7 @@ def test_kernel_distance_for_arms_without_coordinates():
         ("stageopt", {"freeze_safe_set": "yes"}, "freeze_safe_set must be True or False"),
         ("sgp-ucb", {"explore": "random"}, "explore must be"),
         ("sgp-ucb", {"T_explore": 2.5}, "T_explore must be an integer"),
-        ("sgp-ucb", {"noise": 0.0}, "noise must be > 0"),
+        ("sgp-ucb", {"noise": 0.0}, "noise must be >= 1e-12"),
         ("safeopt", {"alpha": 1.0}, "alpha must be < 1"),
         ("sgp-ucb", {"beta": "thoery"}, "theory"),
         ("stageopt", {"lipschitzz": 1.0}, "Did you mean 'lipschitz'"),

@@ -31,7 +31,9 @@ def test_ask_tell_fail_round_trip(store):
     assert (a, b, c) == (0, 1, 2)
     store.tell("demo", 1, 0.5, [-1.0, 0.25])
     store.fail("demo", 2, "simulator crashed")
+    store.tell("demo", store.ask("demo", [1.0, 1.0]), 1.5, [0.0, 0.0], note="valve 3 replaced")
     t = store.trials("demo")
+    assert t.pop()["note"] == "valve 3 replaced" and t[1]["note"] is None
     assert [r["state"] for r in t] == ["pending", "complete", "failed"]
     np.testing.assert_array_equal(t[1]["x"], [3.0, 4.0])
     assert t[1]["objective"] == 0.5 and t[1]["constraints"].tolist() == [-1.0, 0.25]
@@ -250,6 +252,29 @@ def test_a_foreign_database_is_refused_and_stays_byte_identical(tmp_path, option
     conn.close()
 
 
+@pytest.mark.parametrize("options", [{}, {"read_only": True}, {"create": False}])
+def test_a_foreign_database_with_a_ckb_like_meta_table_is_refused_unchanged(tmp_path, options):
+    """Someone else's database with a ``meta`` table holding ``schema_version`` was taken for a study
+    file: switched to WAL, then refused with "no such table: trials" (or opened read-only)."""
+    path = tmp_path / "app.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta(key, value)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.commit()
+    conn.close()
+    before, files = _digest(path), sorted(os.listdir(tmp_path))
+    with pytest.raises(
+        StudyFileError,
+        match=r"app.db is not a ckb study file: .*schema_version but not the table\(s\) 'policy_states', "
+        r"'studies', 'trials'.*not changed",
+    ):
+        StudyStorage(path, **options)
+    assert _digest(path) == before and sorted(os.listdir(tmp_path)) == files
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+
+
 @pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
 def test_a_missing_file_is_an_error_and_nothing_is_created(tmp_path, options):
     with pytest.raises(StudyFileError, match=r"no study file at '.*typo.db'.*nothing was created"):
@@ -315,8 +340,108 @@ def test_a_damaged_value_is_a_clear_error_naming_the_trial(tmp_path):
     conn.execute("UPDATE trials SET x = '[0.5, 1.0' WHERE number = 1")  # a value cut short
     conn.commit()
     conn.close()
-    with pytest.raises(StudyFileError, match=r"s.db holds a damaged trial 1 \(JSONDecodeError"):
+    with pytest.raises(
+        StudyFileError, match=r"s.db holds a damaged trial 1 of study 'demo' \(JSONDecodeError"
+    ):
         _read_everything(path)
+
+
+def _damaged(path, *sql):
+    """A study file of 3 complete trials (numbers 0-2), a pending (3) and a failed one (4), then ``sql``."""
+    _study_file(path, n=3)
+    with StudyStorage(path) as s:
+        s.ask("demo", [0.5, 0.5])
+        s.fail("demo", s.ask("demo", [0.5, 0.5]), "crashed")
+        s._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    for stmt in sql:
+        conn.execute(stmt)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "sql, match",
+    [
+        ("UPDATE trials SET constraints = '[1.0]' WHERE number = 1", r"its constraints \[1.0\] \(expected 2"),
+        ("UPDATE trials SET constraints = NULL WHERE number = 1", r"its constraints None \(expected 2"),
+        ("UPDATE trials SET constraints = '[1.0, \"a\"]' WHERE number = 1", r"its constraints \[1.0, 'a'\]"),
+        (
+            "UPDATE trials SET constraints = '[-1.0, 0.0]' WHERE number = 3",
+            r"its constraints \[-1.0, 0.0\] \(expected 2",
+        ),
+        ("UPDATE trials SET x = '[0.1]' WHERE number = 1", r"its x \[0.1\] \(expected 2 coordinates"),
+        ("UPDATE trials SET x = '[0.5, 7.0]' WHERE number = 1", r"its x \[0.5, 7.0\] .*in the box"),
+        ("UPDATE trials SET x = '[\"0.5\", 1.0]' WHERE number = 1", r"its x \['0.5', 1.0\]"),
+        ("UPDATE trials SET x = '{\"a\": 1}' WHERE number = 1", r"its x \{'a': 1\}"),
+        ("UPDATE trials SET objective = NULL WHERE number = 1", r"its objective None \(expected a finite"),
+        ("UPDATE trials SET objective = 'abc' WHERE number = 1", r"its objective 'abc' \(expected a finite"),
+        (
+            "UPDATE trials SET objective = 2.0 WHERE number = 4",
+            r"its objective 2.0 \(expected a finite number for a complete trial, None",
+        ),
+        ("UPDATE trials SET info = '[1]' WHERE number = 1", r"its info \[1\] \(expected a dict"),
+        ("UPDATE trials SET state = 'done' WHERE number = 1", r"its state 'done' \(expected pending"),
+    ],
+)
+def test_a_damaged_trial_row_is_a_clear_error_naming_the_trial_and_field(tmp_path, sql, match):
+    """Rows that decode but do not fit the spec (wrong length, None, text, outside the box) gave raw numpy
+    and Python errors later, or a silently wrong result; now reading them names the file and the field."""
+    path = tmp_path / "s.db"
+    _damaged(path, sql)
+    before = _digest(path)
+    n = sql.rsplit(" ", 1)[1]
+    for options in ({"read_only": True}, {}):
+        with StudyStorage(path, **options) as s:
+            with pytest.raises(
+                StudyFileError, match=rf"s.db holds a damaged trial {n} of study 'demo': {match}"
+            ):
+                s.trials("demo")
+            if options:
+                assert _digest(path) == before
+    with StudyStorage(path) as s:  # what was stored is still there
+        assert len(s._conn.execute("SELECT * FROM trials").fetchall()) == 5
+
+
+def test_undamaged_rows_of_every_state_read_back(tmp_path):
+    path = tmp_path / "s.db"
+    _damaged(path)
+    with StudyStorage(path, read_only=True) as s:
+        t = s.trials("demo")
+    assert [r["state"] for r in t] == ["complete"] * 3 + ["pending", "failed"]
+    assert t[3]["objective"] is None and t[4]["constraints"] is None and t[4]["note"] == "crashed"
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"lower": "abc"}, "lower must be a non-empty list of finite numbers, got 'abc'"),
+        ({"lower": [0.0, "a"]}, r"lower must be .*got \[0.0, 'a'\]"),
+        ({"upper": [0.0, 6.0]}, "upper > lower"),
+        ({"upper": [6.0]}, "upper > lower"),
+        ({"m": "x"}, r"m \(the number of constraints\) must be a whole number >= 0, got 'x'"),
+        ({"m": -1}, "whole number >= 0, got -1"),
+        ({"m": True}, "whole number >= 0, got True"),
+    ],
+)
+def test_a_damaged_spec_is_a_clear_error_naming_the_study(tmp_path, change, match):
+    path = tmp_path / "s.db"
+    _study_file(path, n=2)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE studies SET spec = ?", (dumps({**SPEC, **change}),))
+    conn.commit()
+    conn.close()
+    with StudyStorage(path, read_only=True) as s:
+        for call in (s.spec, s.trials):
+            with pytest.raises(StudyFileError, match=f"s.db holds a damaged spec of study 'demo' .*{match}"):
+                call("demo")
+
+
+def test_a_spec_with_bounds_that_are_not_numbers_is_refused_at_creation(store):
+    with pytest.raises(InvalidInputError, match=r"study spec: lower must be .*got \['a', 0.0\]"):
+        store.create_study("other", {"lower": ["a", 0.0], "upper": [1.0, 1.0], "m": 1})
+    assert store.study_names() == ["demo"]
 
 
 def _modes(path):
@@ -391,11 +516,13 @@ def test_turns_are_served_in_the_order_they_were_taken(tmp_path):
         s.create_study("demo", SPEC)
     code = textwrap.dedent(
         """
-        import sys, time
+        import pathlib, sys, time
         from ckb.studies import StudyStorage
         with StudyStorage(sys.argv[1]) as s:
             s.trials("demo")
-            while time.time() < float(sys.argv[3]):
+            ready = pathlib.Path(sys.argv[3])  # start together, however long each took to import ckb
+            (ready / sys.argv[2]).touch()
+            while len(list(ready.iterdir())) < 3:
                 time.sleep(0.01)
             for _ in range(10):
                 with s.turn("demo"):
@@ -406,8 +533,9 @@ def test_turns_are_served_in_the_order_they_were_taken(tmp_path):
                     time.sleep(0.01)
         """
     )
-    start = time.time() + 3
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(w), str(start)]) for w in range(3)]
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(w), str(ready)]) for w in range(3)]
     for p in procs:
         p.wait(timeout=120)
         assert p.returncode == 0

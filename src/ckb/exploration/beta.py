@@ -114,7 +114,8 @@ def make_beta(spec: Any, **defaults: float) -> BetaSchedule:
     if isinstance(spec, BetaSchedule):
         return spec
     if isinstance(spec, (int, float, np.integer, np.floating)) and not isinstance(spec, bool):
-        return ConstantBeta(value=float(spec), scale=float(defaults.get("scale", 1.0)))
+        value = check_scalar(spec, "beta")  # finite: an integer beyond float range is named
+        return ConstantBeta(value=value, scale=float(defaults.get("scale", 1.0)))
     if isinstance(spec, str):
         spec = {"type": spec}
     if not isinstance(spec, dict):

@@ -152,7 +152,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar, did_you_mean
+from ckb._validation import as_real_array, check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.models import (
     OUTCOME_TRANSFORMS,
@@ -227,6 +227,9 @@ _RUNTIME = (
 EXACT_NOISE_FLOOR = 1e-6
 #: relative (to the box width) distance within which a told point is the pending point it answers
 _MATCH_TOL = 1e-9
+#: the most constraints a study takes: each gets a GP of its own, fitted at every decision, so a count
+#: far beyond this is a mistake (a memory error in the first report) rather than a problem to model
+_MAX_M = 1000
 
 
 def _policy_registry():
@@ -304,10 +307,7 @@ def _check_violation_budget(value: Any, m: int) -> list[float] | None:
     what = f"violation_budget must be None, a number >= 0 or m = {m} numbers >= 0 (one per constraint)"
     if isinstance(value, (bool, np.bool_, str)):
         raise InvalidInputError(f"{what}, got {value!r}.")
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{what}, got {value!r}.") from None
+    arr = as_real_array(value, "violation_budget")
     if arr.ndim == 0:
         arr = np.full(m, float(arr))
     if arr.shape != (m,):
@@ -405,7 +405,7 @@ class Optimizer:
     ) -> None:
         _require_botorch()
         self.space = Space(lower, upper, candidates)
-        self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
+        self.m = check_scalar(m, "m (number of constraints)", low=1, high=_MAX_M, integer=True)
         self.budget = check_scalar(budget, "budget", low=1, integer=True)
         self.minimize = _check_bool(minimize, "minimize")
         self.exact = _check_bool(exact, "exact")
@@ -450,6 +450,10 @@ class Optimizer:
         d = self.space.d
         if n_init is not None:
             n_init = check_scalar(n_init, "n_init", low=0, integer=True)
+            if n_init > self.budget:
+                raise InvalidInputError(
+                    f"n_init = {n_init} exceeds the budget of {self.budget} evaluations; the design must fit."
+                )
         if design is None:
             return None, 2 * d + 2 if n_init is None else n_init
         n_req = 2 * d + 2 if n_init is None else n_init
@@ -464,10 +468,7 @@ class Optimizer:
                 raise InvalidInputError(
                     f"{what} raised {type(exc).__name__}: {exc}; nothing was stored."
                 ) from exc
-        try:
-            D = np.array(design, dtype=float)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"{what} must be an (n, d) array of points, got {design!r}.") from None
+        D = as_real_array(design, what, "be an (n, d) array of points (real numbers)").copy()
         if D.ndim == 1 and d == 1:
             D = D[:, None]
         if D.ndim != 2 or D.shape[1] != d:
@@ -485,6 +486,12 @@ class Optimizer:
                         "only proposes candidates)."
                     )
                 D[i] = C[hit[0]]
+            twin = np.flatnonzero(np.max(np.abs(D[:i] - D[i]) / self.space.width, axis=1) <= _MATCH_TOL)
+            if self.exact and twin.size:
+                raise InvalidInputError(
+                    f"{what} point {i} {D[i].tolist()} repeats point {int(twin[0])}; with exact=True no point "
+                    "is evaluated twice."
+                )
         if n_init is not None and len(D) != n_init:
             raise InvalidInputError(
                 f"n_init = {n_init} but {what} has {len(D)} points; give one of them, or both consistent."
@@ -516,6 +523,8 @@ class Optimizer:
         """Resume a stored study with its stored options (``options``: run-time settings such as
         ``refit_every``, ``num_restarts``, ``raw_samples``, ``maxiter``, ``batch_separation``,
         ``torch_threads``). A missing file is an error (nothing is created)."""
+        if not isinstance(study_name, str) or not study_name:
+            raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
         bad = set(options) - set(_RUNTIME)
         if bad:
             raise InvalidInputError(
@@ -802,25 +811,56 @@ class Optimizer:
     # ------------------------------------------------------------------------------------- tell
     def tell(
         self,
-        x: Any,
+        x: Any = None,
         objective: float | None = None,
         constraints: Any = None,
         *,
+        trial: int | None = None,
         failed: bool = False,
         note: str = "",
     ) -> int:
-        """Record the evaluation of ``x`` (a point from :meth:`ask`, or its trial number); returns the trial
-        number. A point that was not asked is recorded as a new trial (even past the budget: a result is
-        always kept): a point of the initial design that was not asked or told yet (within 1e-9 of the
-        box width) as that design point (source ``init``: results already on disk need no ask, and the
-        asks skip it), any other point as the user's (source ``user``; it informs the models but not the
-        policy's clock, its horizon or its tell-time updates). ``failed=True`` keeps a failed evaluation
-        (no values needed). Values must be finite; ``constraints`` has m entries (<= 0: feasible).
+        """Record the evaluation of ``x`` (a point from :meth:`ask`, or its trial number; or name the trial
+        by ``trial=``); returns the trial number. A point that was not asked is recorded as a new trial
+        (even past the budget: a result is always kept): a point of the initial design that was not asked
+        or told yet (within 1e-9 of the box width) as that design point (source ``init``: results already
+        on disk need no ask, and the asks skip it), any other point as the user's (source ``user``; it
+        informs the models but not the policy's clock, its horizon or its tell-time updates; a point
+        already told is such a new evaluation too, with a warning). In a 1-D box an integer inside the box
+        could be a point or a trial number and is refused: pass ``[3]`` or ``3.0`` for the point,
+        ``trial=3`` for the trial. ``failed=True`` keeps a failed evaluation and takes no values.
+        Values must be finite; ``constraints`` has m entries (<= 0: feasible). ``note`` is kept with the
+        trial (``history()``), failed or not.
         """
+        failed = _check_bool(failed, "failed")
+        if (x is None) == (trial is None):
+            raise InvalidInputError(
+                "tell needs the point x or trial= (its trial number), one of them"
+                + (f", got x = {x!r} and trial = {trial!r}." if x is not None else ", got neither.")
+            )
+        if trial is not None:
+            x = check_scalar(trial, "trial", low=0, integer=True)
+        elif isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            self._check_unambiguous(int(x))
         y, c = None, None
-        if not failed:
+        if failed:
+            if objective is not None or constraints is not None:
+                raise InvalidInputError(
+                    f"a failed evaluation (failed=True) takes no values, got objective = {objective!r} and "
+                    f"constraints = {constraints!r}; tell a result without failed=True. Nothing was recorded."
+                )
+        else:
             y, c = self._check_values(objective, constraints)
         return self._transact(lambda step: self._tell_step(step, x, y, c, failed, str(note)))
+
+    def _check_unambiguous(self, number: int) -> None:
+        """In a 1-D box an integer inside the box may mean the point or the trial number: refused."""
+        lo, hi = float(self.space.lower[0]), float(self.space.upper[0])
+        if self.space.d == 1 and lo <= number <= hi:
+            raise InvalidInputError(
+                f"tell({number}, ...) is ambiguous in a 1-D box: {number} is a point of [{lo}, {hi}] and may "
+                f"be a trial number; pass the point as [{number}] (or {float(number)}), or the trial as "
+                f"trial={number}. Nothing was recorded."
+            )
 
     def _tell_step(
         self, step: Step, x: Any, y: float | None, c: np.ndarray | None, failed: bool, note: str
@@ -839,7 +879,7 @@ class Optimizer:
         if failed:
             step.fail(number, note)
             return number
-        step.tell(number, y, c)
+        step.tell(number, y, c, note)
         if (trial.get("info") or {}).get("source") == "policy":  # in the units of the data with this result
             units = self.units(step.trials)
             self.policy.observe(float(units.y(y)), units.c(c))
@@ -850,20 +890,15 @@ class Optimizer:
             raise InvalidInputError(
                 "tell needs the objective value (or failed=True for a failed evaluation)."
             )
-        try:
-            y = float(objective)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"objective must be a real number, got {objective!r}.") from None
+        y = as_real_array(objective, "objective", "be a real number")
+        if y.ndim:
+            raise InvalidInputError(f"objective must be one real number, got {objective!r}.")
+        y = float(y)
         if constraints is None:
             raise InvalidInputError(
                 f"tell needs m = {self.m} constraint value(s) (feasible where <= 0), got None."
             )
-        try:
-            c = np.atleast_1d(np.asarray(constraints, dtype=float)).reshape(-1)
-        except (TypeError, ValueError):
-            raise InvalidInputError(
-                f"constraints must be {self.m} real number(s), got {constraints!r}."
-            ) from None
+        c = np.atleast_1d(as_real_array(constraints, "constraints")).reshape(-1)
         if c.shape != (self.m,):
             raise InvalidInputError(
                 f"expected m = {self.m} constraint value(s), got {c.size}: {np.asarray(constraints).tolist()}."
@@ -890,9 +925,21 @@ class Optimizer:
                 )
             return int(x)
         x = self.space.check_point(x)
-        for t in trials:
-            if t["state"] == "pending" and np.max(np.abs(t["x"] - x) / self.space.width) <= _MATCH_TOL:
+        near = [
+            t
+            for t in trials
+            if t["state"] != "failed" and np.max(np.abs(t["x"] - x) / self.space.width) <= _MATCH_TOL
+        ]
+        for t in near:
+            if t["state"] == "pending":
                 return int(t["number"])
+        if near:
+            warnings.warn(
+                f"x = {x.tolist()} was told already (trial {near[0]['number']}); it is recorded as a new "
+                "evaluation of the point (source 'user').",
+                UserWarning,
+                stacklevel=4,
+            )
         return None
 
     # ---------------------------------------------------------------------------------- reports

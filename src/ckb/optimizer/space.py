@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import as_real_array, check_finite_array, check_scalar
 from ckb.errors import InvalidInputError, OutOfDomainError
 
 
@@ -26,8 +26,13 @@ class Space:
     """A box ``[lower, upper]`` in R^d (``upper > lower``) with optional finite ``candidates``."""
 
     def __init__(self, lower: Any, upper: Any, candidates: Any = None) -> None:
-        lo = check_finite_array(np.atleast_1d(np.asarray(lower, dtype=float)), "lower", ndim=1)
-        hi = check_finite_array(np.atleast_1d(np.asarray(upper, dtype=float)), "upper", ndim=1)
+        lo = np.atleast_1d(check_finite_array(lower, "lower"))
+        hi = np.atleast_1d(check_finite_array(upper, "upper"))
+        for arr, name in ((lo, "lower"), (hi, "upper")):
+            if arr.ndim != 1:
+                raise InvalidInputError(
+                    f"{name} must be a number or a list of d numbers, got shape {arr.shape}."
+                )
         if lo.shape != hi.shape:
             raise InvalidInputError(
                 f"lower and upper must have the same length, got {lo.size} ({lo.tolist()}) and {hi.size} ({hi.tolist()})."
@@ -39,6 +44,14 @@ class Space:
             j = int(bad[0])
             raise InvalidInputError(
                 f"upper must exceed lower in every coordinate; coordinate {j} has lower = {lo[j]} and upper = {hi[j]}."
+            )
+        with np.errstate(over="ignore"):
+            wide = np.flatnonzero(~np.isfinite(hi - lo))
+        if wide.size:
+            j = int(wide[0])
+            raise InvalidInputError(
+                f"the box's width upper - lower must be a finite float; coordinate {j} spans [{lo[j]}, {hi[j]}]: "
+                "rescale it (the models work in the unit cube)."
             )
         self.lower, self.upper = lo, hi
         self.d = lo.size
@@ -77,11 +90,7 @@ class Space:
 
     def check_point(self, x: Any, what: str = "point") -> np.ndarray:
         """``x`` as a finite (d,) float array inside the box, else an error naming the bad coordinate."""
-        try:
-            arr = np.asarray(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"a {what} must be numeric, got {x!r}.") from exc
-        arr = np.atleast_1d(arr)
+        arr = np.atleast_1d(as_real_array(x, f"a {what}", "be numeric (real numbers)"))
         if arr.shape != (self.d,):
             raise InvalidInputError(
                 f"a {what} must have d = {self.d} coordinate(s), got shape {np.shape(x)}: {np.asarray(x).tolist()}."

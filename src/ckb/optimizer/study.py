@@ -39,6 +39,7 @@ for existing code and warn (``DeprecationWarning``) when read.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -189,11 +190,13 @@ class Step:
         self.ops.append(("ask", number, x, info, budgeted))
         return number
 
-    def tell(self, number: int, objective: float, constraints: np.ndarray) -> None:
-        """Record the result of pending trial ``number``."""
+    def tell(self, number: int, objective: float, constraints: np.ndarray, note: str = "") -> None:
+        """Record the result of pending trial ``number`` (with the user's ``note``, if any)."""
         trial = self._pending(number)
         trial.update(state="complete", objective=float(objective), constraints=np.asarray(constraints))
-        self.ops.append(("tell", number, objective, constraints))
+        if note:
+            trial["note"] = note
+        self.ops.append(("tell", number, objective, constraints, note))
 
     def fail(self, number: int, note: str) -> None:
         """Record that the evaluation of pending trial ``number`` failed."""
@@ -222,6 +225,7 @@ class Study:
         self.budget = int(spec["budget"])
         self.m = int(spec["m"])
         self.minimize = bool(spec["minimize"])
+        self.closed = False
 
     # ------------------------------------------------------------------------------ opening
     @staticmethod
@@ -233,6 +237,11 @@ class Study:
             return storage, False
         if storage is None:
             return StudyStorage(":memory:"), True
+        if not isinstance(storage, (str, os.PathLike)):
+            raise InvalidInputError(
+                f"storage must be a file path (str or pathlib.Path), a StudyStorage or None, got {storage!r} "
+                f"({type(storage).__name__})."
+            )
         return StudyStorage(storage, create=create), True
 
     @classmethod
@@ -268,14 +277,23 @@ class Study:
             raise
 
     def close(self) -> None:
-        if self.own_store:
+        if self.own_store and not self.closed:
             self.store.close()
+        self.closed = True
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise InvalidInputError(
+                f"study {self.name!r} in {self.store.path} was closed; open it again with "
+                f"ckb.Optimizer.load({str(self.store.path)!r}, {self.name!r})."
+            )
 
     # -------------------------------------------------------------------------- transactions
     def transact(self, decide: Callable[[Step], T]) -> T:
         """Run ``decide(step)`` on a snapshot taken in this process's turn and write what it recorded in
         one transaction (checked against changes since the snapshot, and against the budget); returns
         what ``decide`` returns. If ``decide`` raises, nothing is written."""
+        self._check_open()
         with self.store.turn(self.name):
             for _ in range(_ATTEMPTS):
                 step = self._snapshot()
@@ -311,7 +329,7 @@ class Study:
                         raise _Changed
                     n += 1
                 elif op[0] == "tell":
-                    self.store.tell(self.name, op[1], op[2], op[3])
+                    self.store.tell(self.name, op[1], op[2], op[3], note=op[4] or None)
                 else:
                     self.store.fail(self.name, op[1], op[2])
             state = step.state if step.new_state is None else step.new_state
@@ -319,6 +337,7 @@ class Study:
 
     def latest_state(self) -> tuple[int, dict[str, Any]]:
         """``(step, state)``: the state the last transaction wrote."""
+        self._check_open()
         latest = self.store.latest_policy_state(self.name)
         if latest is None or not isinstance(latest[1], dict):
             raise StudyFileError(
@@ -329,6 +348,7 @@ class Study:
 
     # ------------------------------------------------------------------------------ reports
     def trials(self, state: str | None = None) -> list[dict[str, Any]]:
+        self._check_open()
         return self.store.trials(self.name, state=state)
 
     def history(self) -> list[dict[str, Any]]:

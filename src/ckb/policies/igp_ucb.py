@@ -27,6 +27,7 @@ from ckb._validation import check_scalar
 from ckb.exploration import argmax_random_tie, make_beta, maximize_on_box
 from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
+from ckb.surrogates.gp import MIN_NOISE
 
 
 @POLICIES.register("igp-ucb", aliases=("gp-ucb",))
@@ -72,7 +73,7 @@ class IGPUCB(Policy):
         super().__init__(info, rng)
         self.B = check_scalar(self._hint("B", B, "the bound B on |f|"), "B", low=0.0)
         self.R = check_scalar(R, "R", low=0.0)
-        self.noise = check_scalar(noise, "noise", low=0.0, low_inclusive=False)
+        self.noise = check_scalar(noise, "noise", low=MIN_NOISE)
         self.alpha = check_scalar(
             alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
         )

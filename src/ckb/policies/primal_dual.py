@@ -34,6 +34,7 @@ from ckb.exploration import argmax_random_tie, make_strategy
 from ckb.policies.base import Policy, RuleAdapter
 from ckb.policies.registry import POLICIES
 from ckb.rules import PrimalDualRule, named
+from ckb.surrogates.gp import MIN_NOISE
 
 
 @POLICIES.register("ckb", aliases=("cbo",))
@@ -102,10 +103,8 @@ class CKB(RuleAdapter, Policy):
         )
         self.horizon = self.rule.horizon
         self.anytime_restart_gp = bool(anytime_restart_gp)
-        self.noise = check_scalar(noise, "noise", low=0.0, low_inclusive=False)
-        self.noise_g = (
-            self.noise if noise_g is None else check_scalar(noise_g, "noise_g", low=0.0, low_inclusive=False)
-        )
+        self.noise = check_scalar(noise, "noise", low=MIN_NOISE)
+        self.noise_g = self.noise if noise_g is None else check_scalar(noise_g, "noise_g", low=MIN_NOISE)
         self.gp_f, self.gp_g = self._gps(
             kernel,
             self.noise,

@@ -160,6 +160,7 @@ from ckb.exploration import argmax_random_tie, make_beta
 from ckb.kernels import PrecomputedKernel
 from ckb.policies.base import Policy
 from ckb.policies.registry import POLICIES
+from ckb.surrogates.gp import MIN_NOISE
 
 _DISTANCES = ("auto", "euclidean", "kernel")
 _SAFE_SETS = ("gp", "lipschitz")
@@ -398,10 +399,8 @@ class _SafeBO(Policy):
         self.G = check_scalar(self._hint("G", G, default=1.0), "G", low=0.0)
         self.R = check_scalar(self._hint("R", R, default=0.1), "R", low=0.0)
         self.R_g = self.R if R_g is None else check_scalar(R_g, "R_g", low=0.0)
-        self.noise = check_scalar(noise, "noise", low=0.0, low_inclusive=False)
-        self.noise_g = (
-            self.noise if noise_g is None else check_scalar(noise_g, "noise_g", low=0.0, low_inclusive=False)
-        )
+        self.noise = check_scalar(noise, "noise", low=MIN_NOISE)
+        self.noise_g = self.noise if noise_g is None else check_scalar(noise_g, "noise_g", low=MIN_NOISE)
         self.alpha = check_scalar(
             alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
         )

@@ -17,8 +17,8 @@ Schema (version 1)::
     turns(ticket, study_id, pid, host, token, since)   -- the fair queue (:mod:`ckb.studies.turns`)
 
 **Files ckb does not own are never changed.** Before anything is written, an existing file is opened
-read-only and must be a ckb study file (its ``meta`` table holds ``schema_version``) or hold no table at
-all (a new, empty file); a foreign SQLite database, a file that is not SQLite, and a damaged or
+read-only and must be a ckb study file (its ``meta`` table holds ``schema_version``, and it has ckb's
+``studies``, ``trials`` and ``policy_states`` tables) or hold no table at all (a new, empty file); a foreign SQLite database, a file that is not SQLite, and a damaged or
 truncated one are refused with :class:`StudyFileError` naming the file, and stay byte-identical.
 ``read_only=True`` (what ``ckb study list|show|export`` use) opens the file with SQLite's ``mode=ro``
 and never creates, converts or migrates it; ``create=False`` (what :meth:`ckb.Optimizer.load` uses)
@@ -30,7 +30,11 @@ SQLite errors met later (a file damaged while open, a lock held past the timeout
 The storage checks what it can know on its own: the point's dimension and box and the number of
 constraint values against the study's ``spec`` (``{"lower": [...], "upper": [...], "m": m}``), finite
 values unless a trial is told as failed, and that the study and trial exist. A rejected call changes
-nothing.
+nothing. What it reads back is checked the same way: a spec whose bounds or m are not numbers, and a trial
+row that does not fit it (an unknown state, a point of the wrong dimension or outside the box, a complete
+trial without a finite objective or its m finite constraint values, values on a pending or failed trial,
+an ``info`` that is not a dict) is a :class:`StudyFileError` naming the file, the study, the trial and the
+field, never a wrong value handed on.
 
 Compound operations: :meth:`StudyStorage.atomic` holds the file's write lock for a block of operations
 (``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on an exception), so the operations inside join one
@@ -47,6 +51,7 @@ import base64
 import functools
 import json
 import math
+import numbers
 import os
 import sqlite3
 import time
@@ -132,6 +137,71 @@ def loads(text: str) -> Any:
     return _decode(json.loads(text))
 
 
+# ------------------------------------------------------------------------------------------- checks
+def _real(v: Any) -> bool:
+    """``v`` is a finite real number (an int or a float, numpy's too; not a bool or a string)."""
+    if type(v) is not float and (isinstance(v, bool) or not isinstance(v, numbers.Real)):  # float: fast
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= width else text[: width - 4] + " ..."
+
+
+def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
+    """``(lower, upper, m)`` of a study spec, checked: lists of as many finite numbers with upper > lower,
+    and m a whole number >= 0; a ValueError says what is wrong."""
+    lo, hi, m = (
+        v.tolist() if isinstance(v, np.ndarray) else v for v in (spec["lower"], spec["upper"], spec["m"])
+    )
+    for key, v in (("lower", lo), ("upper", hi)):
+        if not isinstance(v, (list, tuple)) or not v or not all(map(_real, v)):
+            raise ValueError(f"{key} must be a non-empty list of finite numbers, got {_short(v)}")
+    if len(lo) != len(hi) or not all(a < b for a, b in zip(lo, hi)):
+        raise ValueError(f"bounds must have upper > lower, got lower {_short(lo)} and upper {_short(hi)}")
+    if not (_real(m) and m >= 0 and float(m).is_integer()):
+        raise ValueError(f"m (the number of constraints) must be a whole number >= 0, got {_short(m)}")
+    return [float(a) for a in lo], [float(b) for b in hi], int(m)
+
+
+def _row_problem(state, x, objective, constraints, info, lower, upper, m) -> str | None:
+    """What is wrong with a decoded trial row of a study with bounds ``lower``, ``upper`` and ``m``
+    constraints, or None: the state, the point (its length, numbers inside the box), the objective and the
+    constraints (m finite numbers for a complete trial, None for a pending or failed one), the info dict."""
+    complete = state == "complete"
+    if state not in ("pending", "complete", "failed"):
+        return f"state {_short(state)} (expected pending, complete or failed)"
+    if not (
+        isinstance(x, list)
+        and len(x) == len(lower)
+        and all(_real(v) and a <= v <= b for v, a, b in zip(x, lower, upper))
+    ):
+        return (
+            f"x {_short(x)} (expected {len(lower)} coordinates in the box {_short(lower)} .. {_short(upper)})"
+        )
+    if (not _real(objective)) if complete else (objective is not None):
+        return (
+            f"objective {_short(objective)} (expected a finite number for a complete trial, None otherwise)"
+        )
+    if complete:
+        fits = isinstance(constraints, list) and len(constraints) == m and all(map(_real, constraints))
+    else:
+        fits = constraints is None
+    if not fits:
+        return (
+            f"constraints {_short(constraints)} (expected {m} finite numbers for a complete trial, None "
+            "otherwise)"
+        )
+    if info is not None and not isinstance(info, dict):
+        return f"info {_short(info)} (expected a dict)"
+    return None
+
+
 # ------------------------------------------------------------------------------------------- storage
 def _guarded(method):
     """Let ``method`` raise SQLite's errors as :class:`StudyFileError` / :class:`StudyBusyError` naming the file."""
@@ -148,15 +218,22 @@ def _guarded(method):
     return call
 
 
+#: the tables every ckb study file of this schema version holds (``turns`` was added later)
+_TABLES = ("meta", "policy_states", "studies", "trials")
+
+
 def _classify(conn: sqlite3.Connection) -> tuple[str, list[str], str | None]:
-    """``("ckb" | "empty" | "foreign", tables, schema_version)`` of an open database."""
+    """``("ckb" | "empty" | "foreign", tables, schema_version)`` of an open database: "ckb" needs the
+    ``meta`` table's ``schema_version`` and, for this version, every table of :data:`_TABLES`."""
     tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
     if not tables:
         return "empty", tables, None
     if "meta" in tables:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is not None:
-            return "ckb", tables, str(row[0])
+            version = str(row[0])
+            complete = set(_TABLES) <= set(tables)
+            return ("ckb" if complete or version != str(SCHEMA_VERSION) else "foreign"), tables, version
     return "foreign", tables, None
 
 
@@ -181,6 +258,7 @@ class StudyStorage:
         self._depth = 0
         self._turn_depth = 0
         self._conn: sqlite3.Connection | None = None
+        self._boxes: dict[int, tuple] = {}  # study id -> (spec text, lower, upper, m)
         if self._memory and self.read_only:
             raise InvalidInputError("an in-memory study (':memory:') cannot be opened read-only.")
         try:
@@ -261,6 +339,13 @@ class StudyStorage:
         what, tables, version = kind
         if what == "empty" and not allow_empty:
             raise StudyFileError(f"{self.path} is empty (no tables): not a ckb study file; {_EXPECTED}.")
+        if what == "foreign" and version is not None:
+            missing = ", ".join(repr(t) for t in _TABLES if t not in tables)
+            raise StudyFileError(
+                f"{self.path} is not a ckb study file: its 'meta' table has a schema_version but not the "
+                f"table(s) {missing} of ckb's schema (it holds {', '.join(map(repr, tables))}); {_EXPECTED}. "
+                "The file was not changed."
+            )
         if what == "foreign":
             raise StudyFileError(
                 f"{self.path} is not a ckb study file: it holds the table(s) {', '.join(map(repr, tables))} but no ckb schema "
@@ -402,11 +487,10 @@ class StudyStorage:
         for key in ("lower", "upper", "m"):
             if key not in spec:
                 raise InvalidInputError(f"a study spec needs {key!r}; got keys {sorted(spec)}.")
-        lo, hi = np.asarray(spec["lower"], dtype=float), np.asarray(spec["upper"], dtype=float)
-        if lo.ndim != 1 or lo.shape != hi.shape or not np.all(hi > lo):
-            raise InvalidInputError(
-                f"study bounds must be 1-D with upper > lower, got {spec['lower']} and {spec['upper']}."
-            )
+        try:
+            _box(spec)
+        except ValueError as exc:
+            raise InvalidInputError(f"study spec: {exc}.") from None
         self._writable()
         with self._tx(immediate=True) as c:
             row = c.execute("SELECT id FROM studies WHERE name = ?", (name,)).fetchone()
@@ -444,7 +528,21 @@ class StudyStorage:
             raise StudyFileError(
                 f"{self.path} holds a damaged spec of study {study['name']!r} (no lower, upper and m); {_EXPECTED}."
             )
+        try:
+            _box(spec)
+        except ValueError as exc:
+            raise StudyFileError(
+                f"{self.path} holds a damaged spec of study {study['name']!r} ({exc}); {_EXPECTED}."
+            ) from None
         return spec
+
+    def _box(self, study: sqlite3.Row) -> tuple[list[float], list[float], int]:
+        """The study's checked bounds and m (:func:`_box`), decoded once per spec text: trials are read
+        on every transaction, and a spec may hold a large candidate set."""
+        cached = self._boxes.get(study["id"])
+        if cached is None or cached[0] != study["spec"]:
+            cached = self._boxes[study["id"]] = (study["spec"], *_box(self._spec(study)))
+        return cached[1:]
 
     # ----------------------------------------------------------------------------------- trials
     @_guarded
@@ -470,8 +568,11 @@ class StudyStorage:
         return number
 
     @_guarded
-    def tell(self, name: str, number: int, objective: float, constraints: Any) -> None:
-        """Record a completed evaluation of pending trial ``number`` (finite values, m constraints)."""
+    def tell(
+        self, name: str, number: int, objective: float, constraints: Any, note: str | None = None
+    ) -> None:
+        """Record a completed evaluation of pending trial ``number`` (finite values, m constraints; ``note``:
+        an optional remark kept with it)."""
         self._writable()
         study = self._study(name)
         spec = self._spec(study)
@@ -489,7 +590,7 @@ class StudyStorage:
                 f"objective {objective!r} and constraints {cons.tolist()} must be finite; tell a failed "
                 "evaluation with fail() instead. Nothing was recorded."
             )
-        self._finish(study, number, "complete", y, dumps(cons.tolist()), None)
+        self._finish(study, number, "complete", y, dumps(cons.tolist()), None if note is None else str(note))
 
     @_guarded
     def fail(self, name: str, number: int, note: str = "") -> None:
@@ -524,30 +625,29 @@ class StudyStorage:
             + " ORDER BY number"
         )
         args = (study["id"], state) if state else (study["id"],)
-        return [self._trial(r) for r in self._conn.execute(q, args)]
+        box = self._box(study)
+        return [self._trial(r, study["name"], box) for r in self._conn.execute(q, args)]
 
-    def _trial(self, r: sqlite3.Row) -> dict[str, Any]:
-        what = f"trial {r['number']}"
-        try:
-            x = np.asarray(self._decoded(r["x"], what), dtype=float)
-            cons = (
-                None
-                if r["constraints"] is None
-                else np.asarray(self._decoded(r["constraints"], what), dtype=float)
-            )
-        except (TypeError, ValueError) as exc:  # decoded, but not numbers
-            raise StudyFileError(f"{self.path} holds a damaged {what} ({exc}); {_EXPECTED}.") from exc
+    def _trial(self, r: sqlite3.Row, name: str, box: tuple[list[float], list[float], int]) -> dict[str, Any]:
+        """One trial row, decoded and checked against the study's box and m (:func:`_row_problem`)."""
+        what = f"trial {r['number']} of study {name!r}"
+        x = self._decoded(r["x"], what)
+        cons = None if r["constraints"] is None else self._decoded(r["constraints"], what)
         info = r["info"] if self._has_info else None  # read-only opens of files from before the column
+        info = None if info is None else self._decoded(info, what)
+        problem = _row_problem(r["state"], x, r["objective"], cons, info, *box)
+        if problem is not None:
+            raise StudyFileError(f"{self.path} holds a damaged {what}: its {problem}; {_EXPECTED}.")
         return {
             "number": r["number"],
             "state": r["state"],
-            "x": x,
+            "x": np.asarray(x, dtype=float),
             "objective": r["objective"],
-            "constraints": cons,
+            "constraints": None if cons is None else np.asarray(cons, dtype=float),
             "note": r["note"],
             "asked_at": r["asked_at"],
             "told_at": r["told_at"],
-            "info": None if info is None else self._decoded(info, what),
+            "info": info,
         }
 
     # ------------------------------------------------------------------------------ policy state

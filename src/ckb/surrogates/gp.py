@@ -63,6 +63,12 @@ from ckb.kernels.base import Kernel
 _METHODS = ("auto", "cholesky", "dense")
 
 
+#: the smallest regularizer lambda ("noise") a GP takes: below about 1e-15 relative to a unit kernel the
+#: posterior's variance updates lose every digit (NaN widths, then a crash in the argmax), and 1e-12 is
+#: far below any noise level a bandit problem has; found by probing igp-ucb with noise = 1e-300
+MIN_NOISE = 1e-12
+
+
 class PriorFactor:
     """A fixed square root ``F`` (``F F^T = K``) of the prior covariance over a candidate set.
 
@@ -131,7 +137,7 @@ class ExactGP:
         if not isinstance(kernel, Kernel):
             raise InvalidInputError(f"kernel must be a ckb.kernels.Kernel, got {type(kernel).__name__}.")
         self.kernel = kernel
-        self.noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
+        self.noise = check_scalar(noise, "noise (lambda)", low=MIN_NOISE)
         self.method = check_choice(method, "method", _METHODS)
         self.dense_max_arms = check_scalar(dense_max_arms, "dense_max_arms", low=0, integer=True)
         if candidates is None:
