@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_params, check_scalar
+from ckb._validation import check_bool, check_finite_array, check_noise_scale, check_params, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.registry import Registry
 
@@ -99,11 +99,10 @@ class MultiAgentProblem:
         self.m = self.g[0].shape[1]
         self.A, self.b = _affine_blocks(A, b, self.grids)
         self.l = self.b.shape[0]
-        self.noise_std = check_scalar(noise_std, "noise_std", low=0.0)
-        self.constraint_noise_std = check_scalar(
+        self.noise_std = check_noise_scale(noise_std, "noise_std")
+        self.constraint_noise_std = check_noise_scale(
             self.noise_std if constraint_noise_std is None else constraint_noise_std,
             "constraint_noise_std",
-            low=0.0,
         )
         self.kernel = dict(kernel) if kernel is not None else None
         self.gp_noise = check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
@@ -412,6 +411,7 @@ def gp_samples(
     G = int(check_scalar(grid_size, "grid_size", low=2, integer=True))
     ls = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
     var = check_scalar(variance, "variance", low=0.0, low_inclusive=False)
+    require_active = check_bool(require_active, "require_active")
     grid = np.linspace(-1.0, 1.0, G)[:, None]
     K = var * np.exp(-0.5 * ((grid - grid.T) / ls) ** 2) + jitter * np.eye(G)
     L = np.linalg.cholesky(K)

@@ -74,7 +74,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_noise_scale
 from ckb.contract.domain import BoxDomain
 from ckb.kernels import Matern
 from ckb.problems.gardner import F_STAR as GARDNER2_F_STAR
@@ -304,7 +304,7 @@ _FORMULAS = {
 def _problem(name: str, noise_std: float) -> Problem:
     """Toy problem ``name`` (minimized) with Gaussian noise of standard deviation ``noise_std`` on f and
     every g_j, from its definition above and its benchmark facts."""
-    noise_std = check_scalar(noise_std, "noise_std", low=0.0)
+    noise_std = check_noise_scale(noise_std, "noise_std")
     lower, upper, f, g, x_star, f_star = _DEFINITIONS[name]
     domain = BoxDomain(lower, upper)
     m = np.asarray(g(domain.lower[None, :])).shape[1]

@@ -17,11 +17,17 @@ Where the data are looked for (:func:`find_data_file`), first match wins:
 2. the environment variable ``CKB_DATA_DIR``;
 3. ``shared/data`` beside the project checkout (:func:`default_data_dir`).
 
+A ``data_dir`` that is not a path (``3``, ``""``) is an :class:`~ckb.errors.InvalidInputError` naming it.
 A missing file raises :class:`~ckb.errors.DataFileError` saying what the file is, where it comes from,
 where it was looked for and how to point ckb at it; a file in the wrong format, with missing fields,
-wrong shapes or non-finite values raises the same error saying what was expected. A file whose
-SHA-256 differs from the published one (``../shared/data/README.md``) is loaded with a warning: it may be
-a legitimate copy re-saved by another tool, but results will not be comparable with the papers'.
+wrong shapes or non-finite values raises the same error saying what was expected. For ``fin.csv``: every
+price must be positive (and at most 1e100), and a table that is recognizably the published one (its
+header is the published Date + 29 tickers, or its days run from 2016-01-04 to 2019-04-10) must be all of
+it, the 29 tickers in the published order and the 823 days (a cut or a lost column is an error, not a
+smaller data set); other price tables (e.g. a few stocks of one's own) are loaded as they are. A file
+whose SHA-256 differs from the published one (``../shared/data/README.md``) is loaded with a one-line
+warning, given once per file content (also across the worker processes a sweep starts afterwards): it
+may be a legitimate copy re-saved by another tool, but results will not be comparable with the papers'.
 """
 
 from __future__ import annotations
@@ -30,13 +36,14 @@ import csv
 import hashlib
 import math
 import os
+import reprlib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ckb.errors import DataFileError
+from ckb.errors import DataFileError, InvalidInputError
 
 #: environment variable naming the data directory
 ENV_VAR = "CKB_DATA_DIR"
@@ -51,6 +58,16 @@ EXPECTED_SHA256 = {
     LIGHT_SENSOR_FILE: "3d87e03ae8bc9e3f0a4abeb57c64933c7d3dee7476ac5c4f6ca28b4efc357c15",
     FINANCE_FILE: "e9f7d7c3a0ad4ada75e5b8fa3830c77ed0579232b45837438c671d83b1818199",
 }
+
+#: the published ``fin.csv``: its tickers (in order), number of trading days, first and last day
+FINANCE_TICKERS = tuple(
+    "AAPL AXP BA CAT CSCO CVX DIS GE GS HD IBM INTC JNJ JPM KO MCD MMM MRK MSFT NKE PFE PG TRV UNH UTX V VZ "
+    "WMT XOM".split()
+)
+FINANCE_DAYS = 823
+FINANCE_FIRST_DAY, FINANCE_LAST_DAY = "2016-01-04", "2019-04-10"
+#: no price is larger (the problem squares prices for its statistics: 1e308 overflowed much later)
+_MAX_PRICE = 1e100
 
 _DESCRIPTION = {
     LIGHT_SENSOR_FILE: (
@@ -96,9 +113,10 @@ def default_data_dir() -> Path | None:
 
 
 def find_data_file(filename: str, data_dir: str | os.PathLike | None = None) -> Path:
-    """Path of ``filename`` in ``data_dir`` (else :func:`default_data_dir`); :class:`DataFileError` if absent."""
+    """Path of ``filename`` in ``data_dir`` (else :func:`default_data_dir`); :class:`DataFileError` if absent,
+    :class:`InvalidInputError` if ``data_dir`` is not a path."""
     if data_dir is not None:
-        directory, how = Path(data_dir).expanduser(), "the data_dir argument"
+        directory, how = _data_dir_path(data_dir, filename), "the data_dir argument"
     elif os.environ.get(ENV_VAR, "").strip():
         directory, how = default_data_dir(), f"the environment variable {ENV_VAR}"
     else:
@@ -116,6 +134,17 @@ def find_data_file(filename: str, data_dir: str | os.PathLike | None = None) -> 
     else:
         searched = f"looked in {directory} (from {how})"
     raise DataFileError(f"data file {filename!r} not found: {searched}. {_about(filename)}")
+
+
+def _data_dir_path(data_dir, filename: str) -> Path:
+    """``data_dir`` as a path: a non-empty string or an ``os.PathLike`` of one, else an error naming it."""
+    text = os.fspath(data_dir) if isinstance(data_dir, os.PathLike) else data_dir
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError(
+            f"data_dir must be a path (a non-empty string naming the directory that holds {filename!r}), "
+            f"got {reprlib.repr(data_dir)} ({type(data_dir).__name__})."
+        )
+    return Path(text).expanduser()
 
 
 def _about(filename: str) -> str:
@@ -193,14 +222,29 @@ def sha256_of(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
+#: environment variable listing the changed data files already noted (hashes of path and content). Worker
+#: processes inherit it, so a sweep notes a file once, not once per process.
+_NOTED_ENV = "_CKB_DATA_FILES_NOTED"
+
+
 def _check_sha256(path: Path, digest: str, expected: str | None) -> None:
-    if expected is not None and digest != expected:
-        warnings.warn(
-            f"{path} has SHA-256 {digest}, not the published {expected} (shared/data/README.md). "
-            "It is loaded, but results may not be comparable with the papers'.",
-            UserWarning,
-            stacklevel=3,
-        )
+    """Warn, in one line and once per file content, that ``path`` is not the published file."""
+    if expected is None or digest == expected:
+        return
+    key = hashlib.sha256(f"{path.resolve()}\0{digest}".encode()).hexdigest()[:16]
+    noted = [k for k in os.environ.get(_NOTED_ENV, "").split(",") if k]
+    if key in noted:
+        return
+    os.environ[_NOTED_ENV] = ",".join([*noted, key])
+    # attributed to the data file itself (line 0: no source line is printed under the message)
+    warnings.warn_explicit(
+        f"{path} has SHA-256 {digest}, not the published {expected} (shared/data/README.md); "
+        "it is loaded, but results may not be comparable with the papers'.",
+        UserWarning,
+        str(path),
+        0,
+        module=__name__,
+    )
 
 
 @dataclass(frozen=True)
@@ -371,6 +415,48 @@ def load_finance(
                     f"{path}, line {line} ({row[0].strip()}), {tickers[j]}: price {cell!r} is not finite "
                     "(prices must be finite, no missing values)."
                 )
+            if not 0.0 < v <= _MAX_PRICE:
+                raise DataFileError(
+                    f"{path}, line {line} ({row[0].strip()}), {tickers[j]}: price {cell!r} is "
+                    f"{'not positive' if v <= 0.0 else 'out of range'} (adjusted close prices must be > 0 "
+                    f"and <= {_MAX_PRICE:g})."
+                )
             prices[i, j] = v
+    _check_finance_layout(path, tickers, dates)
     _check_sha256(path, digest, expected_sha256)
     return FinanceData(tuple(dates), tuple(tickers), _readonly(prices), path, digest)
+
+
+def _check_finance_layout(path: Path, tickers: list[str], dates: list[str]) -> None:
+    """A table that is recognizably the published ``fin.csv`` (its header, or its first and last day) must
+    be all of it: the 29 tickers in the published order and the 823 days. Other tables pass."""
+    published_header = tuple(tickers) == FINANCE_TICKERS
+    published_span = (dates[0], dates[-1]) == (FINANCE_FIRST_DAY, FINANCE_LAST_DAY)
+    if not (published_header or published_span):
+        return
+    expected = (
+        f"expected the published table: Date + {len(FINANCE_TICKERS)} tickers ({FINANCE_TICKERS[0]} ... "
+        f"{FINANCE_TICKERS[-1]}) and {FINANCE_DAYS} trading days from {FINANCE_FIRST_DAY} to {FINANCE_LAST_DAY}"
+    )
+    if not published_header:
+        missing = [t for t in FINANCE_TICKERS if t not in tickers]
+        extra = [t for t in tickers if t not in FINANCE_TICKERS]
+        if not (missing or extra):
+            raise DataFileError(
+                f"{path}: the header names the {len(tickers)} published tickers, but not in the published "
+                f"order; {expected}."
+            )
+        found = ", ".join(
+            f"{label} {', '.join(repr(t) for t in names)}"
+            for label, names in (("missing", missing), ("not published:", extra))
+            if names
+        )
+        raise DataFileError(
+            f"{path}: the header names {len(tickers)} stocks ({found}); {expected}. Restore the file from "
+            f"{SOURCE_REPOSITORY}."
+        )
+    if len(dates) != FINANCE_DAYS or not published_span:
+        raise DataFileError(
+            f"{path} has {len(dates)} trading day(s), {dates[0]} to {dates[-1]}; {expected} (cut short?). "
+            f"Restore the file from {SOURCE_REPOSITORY}."
+        )

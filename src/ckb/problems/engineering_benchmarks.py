@@ -136,7 +136,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import MAX_NOISE_SCALE, check_finite_array, check_noise_scale, check_scalar
 from ckb.contract.domain import BoxDomain
 from ckb.errors import InvalidInputError
 from ckb.kernels import Matern
@@ -454,8 +454,10 @@ ENGINEERING_BENCHMARKS: dict[str, EngineeringBenchmark] = add_benchmarks(
 
 
 def _make(name: str, relative_noise: float) -> Problem:
-    relative_noise = check_scalar(relative_noise, "relative_noise", low=0.0)
     spec, bench = ENGINEERING_SPECS[name], ENGINEERING_BENCHMARKS[name]
+    # the noise levels are relative_noise times |f*| and times each constraint's scale: all stay in range
+    largest = max(abs(bench.f_star), *bench.constraint_scale, 1.0)
+    relative_noise = check_noise_scale(relative_noise, "relative_noise", high=MAX_NOISE_SCALE / largest)
     domain = BoxDomain(spec.lower, spec.upper)
     reward_std = relative_noise * abs(bench.f_star)
     share, share_se = spec.feasible_share

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import check_choice, check_noise_scale, check_scalar
 from ckb.contract.domain import BoxDomain
 from ckb.kernels import Kernel, Matern, SquaredExponential
 from ckb.problems.noise import GaussianRewardNoise
@@ -71,6 +71,7 @@ def gardner(
     """The Gardner problem (see the module docstring); the instance is fixed, ``rng`` is unused."""
     kernel = gardner_kernel(kernel, lengthscale)
     check_choice(constraint_noise, "constraint_noise", ("none", "gaussian"))
+    constraint_std = check_noise_scale(constraint_std, "constraint_std")  # checked even when unused
     domain = BoxDomain([0.0, 0.0], [6.0, 6.0], grid=grid)
     noise = GaussianRewardNoise(
         reward_std, constraint_noise, constraint_std if constraint_noise != "none" else 0.0

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_finite_array, check_noise_scale
 from ckb.errors import InvalidInputError
 
 
@@ -37,10 +37,10 @@ class GaussianNoise(ObservationModel):
     """Independent Gaussian noise with standard deviations ``reward_std`` and ``constraint_std``."""
 
     def __init__(self, reward_std: float = 0.1, constraint_std: float | list[float] = 0.1) -> None:
-        self.reward_std = check_scalar(reward_std, "reward_std", low=0.0)
+        self.reward_std = check_noise_scale(reward_std, "reward_std")
         self.constraint_std = np.atleast_1d(check_finite_array(constraint_std, "constraint_std"))
-        if np.any(self.constraint_std < 0):
-            raise InvalidInputError(f"constraint_std must be >= 0, got {constraint_std!r}.")
+        for s in self.constraint_std:
+            check_noise_scale(float(s), "constraint_std")
 
     def sample(self, rng, index, f, g):
         y = f + self.reward_std * rng.standard_normal() if self.reward_std else f
@@ -60,8 +60,8 @@ class UniformNoise(ObservationModel):
     """Bounded noise: ``y = f + U[-a_f, a_f]``, ``c_j = g_j + U[-a_g, a_g]``."""
 
     def __init__(self, reward_half_width: float = 0.1, constraint_half_width: float = 0.1) -> None:
-        self.a_f = check_scalar(reward_half_width, "reward_half_width", low=0.0)
-        self.a_g = check_scalar(constraint_half_width, "constraint_half_width", low=0.0)
+        self.a_f = check_noise_scale(reward_half_width, "reward_half_width")
+        self.a_g = check_noise_scale(constraint_half_width, "constraint_half_width")
 
     def sample(self, rng, index, f, g):
         y = f + rng.uniform(-self.a_f, self.a_f)
@@ -84,13 +84,13 @@ class GaussianRewardNoise(ObservationModel):
     def __init__(
         self, reward_std: float = 0.1, constraint_noise: str = "none", constraint_scale: float = 0.0
     ) -> None:
-        self.reward_std = check_scalar(reward_std, "reward_std", low=0.0)
+        self.reward_std = check_noise_scale(reward_std, "reward_std")
         if constraint_noise not in self.KINDS:
             raise InvalidInputError(
                 f"constraint_noise must be one of {self.KINDS}, got {constraint_noise!r}."
             )
         self.kind = constraint_noise
-        self.scale = check_scalar(constraint_scale, "constraint_scale", low=0.0)
+        self.scale = check_noise_scale(constraint_scale, "constraint_scale")
 
     def sample(self, rng, index, f, g):
         y = f + self.reward_std * rng.standard_normal() if self.reward_std else f
@@ -127,7 +127,7 @@ class ResampledReadings(ObservationModel):
         self.affine = (
             None if constraint_affine is None else np.asarray(constraint_affine, dtype=float).reshape(-1, 2)
         )
-        self.constraint_std = check_scalar(constraint_std, "constraint_std", low=0.0)
+        self.constraint_std = check_noise_scale(constraint_std, "constraint_std")
 
     def sample(self, rng, index, f, g):
         if index < 0:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_noise_scale, check_scalar
 from ckb.contract.domain import BoxDomain
 from ckb.errors import InvalidInputError
 from ckb.problems.gardner import gardner_kernel
@@ -116,6 +116,7 @@ def gardner_phases(
 ) -> PhasedProblem:
     """004 Exp. 3's three phases (module docstring); the instance is fixed, ``rng`` is unused."""
     grid = check_scalar(grid, "grid", low=2, integer=True)
+    constraint_std = check_noise_scale(constraint_std, "constraint_std")  # the noise model calls it its scale
     kernel = gardner_kernel(kernel, lengthscale)
     phases = [_shifted(0, 0, 0, 0, 0.95), _shifted(-5, 0, 0, 5, 0.5), _shifted(4, 0, 5, 0, 0.95)]
     return PhasedProblem(

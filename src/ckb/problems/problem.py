@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ckb._validation import check_bool
 from ckb.contract.domain import Domain
 from ckb.contract.problem_info import ProblemInfo
 from ckb.errors import InvalidInputError
@@ -77,7 +78,7 @@ class Problem:
         self.domain = domain
         self.noise = noise
         self.kernel = kernel
-        self.minimize = bool(minimize)
+        self.minimize = check_bool(minimize, "minimize")
         self.sign = -1.0 if self.minimize else 1.0
         self.hints = dict(hints or {})
         self.metadata = dict(metadata or {})

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import MAX_NOISE_SCALE, check_choice, check_noise_scale, check_scalar
 from ckb.contract.domain import BoxDomain
 from ckb.kernels import Matern
 from ckb.problems.noise import GaussianRewardNoise
@@ -106,7 +106,9 @@ def rate_allocation(
     grid: Any = None,
 ) -> Problem:
     """The rate-allocation problem with stand-in utilities (see the module docstring); ``rng`` is unused."""
-    s = check_scalar(utility_noise_std, "utility_noise_std", low=0.0)
+    # the reward's noise is the sum of four utilities' errors, of std 2 s: that one must stay in range too
+    s = check_noise_scale(utility_noise_std, "utility_noise_std", high=MAX_NOISE_SCALE / 2)
+    constraint_half_width = check_noise_scale(constraint_half_width, "constraint_half_width")
     lengthscale = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
     check_choice(constraint_noise, "constraint_noise", ("none", "uniform"))
     noise = GaussianRewardNoise(

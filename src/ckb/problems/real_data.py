@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import check_choice, check_noise_scale, check_scalar
 from ckb.contract.domain import FiniteDomain
 from ckb.errors import DataFileError, InvalidInputError
 from ckb.kernels import PrecomputedKernel
@@ -97,7 +97,7 @@ def _check_constraint_noise(constraint_noise: str, constraint_std: float | None)
                 "constraint_std applies only with constraint_noise='independent' (coupled observations "
                 "c = h - y carry the reading's own noise)."
             )
-        return check_scalar(constraint_std, "constraint_std", low=0.0)
+        return check_noise_scale(constraint_std, "constraint_std")
     return None
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import check_bool, check_choice, check_scalar
 from ckb.contract.domain import FiniteDomain
 from ckb.kernels import SquaredExponential
 from ckb.problems.noise import GaussianNoise
@@ -60,6 +60,9 @@ def rkhs_synthetic(
     n_support = check_scalar(n_support, "n_support", low=1, integer=True)
     check_choice(support, "support", ("grid", "continuous"))
     check_choice(constraint, "constraint", _CONSTRAINTS)
+    normalize = check_bool(normalize, "normalize")
+    positive_max = check_bool(positive_max, "positive_max")
+    noise = GaussianNoise(reward_std, constraint_std)
     kernel = SquaredExponential(lengthscale)
     grid = (np.arange(1, n_grid + 1) / n_grid)[:, None]
 
@@ -94,7 +97,7 @@ def rkhs_synthetic(
         FiniteDomain(grid),
         f,
         g,
-        GaussianNoise(reward_std, constraint_std),
+        noise,
         kernel=kernel,
         hints=hints,
         metadata=meta,
