@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from ckb.cli import app
+from ckb.framework.pipeline import SPEC_RECORD
 
 #: (horizon, trials) per experiment kind at the reduced scale
 _SMALL = {"default": ("60", "2"), "benchmark": ("14", "1")}
@@ -83,6 +84,8 @@ def record(path: str) -> None:
                 continue
             nums = {}
             for f in sorted(out.rglob("*.json")):
+                if f.name == SPEC_RECORD:  # the spec the results come from: inputs, not results
+                    continue
                 try:
                     nums.update(_numbers(json.loads(f.read_text()), f"{f.relative_to(out)}:"))
                 except ValueError:
