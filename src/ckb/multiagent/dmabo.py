@@ -32,7 +32,7 @@ Parameter modes (:func:`dmabo_parameters`)
 ------------------------------------------
 ``mode = "practical"`` (digest 6.2; every default is our choice): ``eta`` a number or ``"1/sqrt(T)"``
 (default); ``eps`` a number (default 0) or ``eps_scale`` ``c`` for :math:`\epsilon = c/\sqrt T`; ``lam1``
-(default 0) and ``mu1`` (default 0) numbers or vectors.
+(default 0) and ``mu1`` (default 0) numbers or vectors (of ``m``, resp. ``l``, entries).
 
 ``mode = "theory"`` (Theorem 4.1): :math:`\eta = 1/\sqrt T`, :math:`\mu_1 = 0`,
 :math:`\lambda_1 = \sqrt{H_1/m}\,e` and :math:`\epsilon \in \{\epsilon_1, \epsilon_2\}` (``eps = "eps1"`` or
@@ -43,8 +43,10 @@ bounds), :math:`\xi`, :math:`\rho`, :math:`B`, and the widths :math:`\beta^T_{i,
 the root contradicts the claimed :math:`O(N/\sqrt T)` and the proof step A.17; digest 3.3). The theorem
 requires :math:`\epsilon \le \min\{\xi/2, \min_j C_j\}`; whether this holds is recorded
 (``eps_admissible``), and ``eps_cap = "xi/2"`` (or a number) caps :math:`\epsilon` there (off by
-default). With ``l = 0``: :math:`H_2 = 0`, :math:`B = 0`; with ``m = 0``: :math:`H_1 = 0` and no
-:math:`\lambda` (our reading: the potential of Lemmas A.7-A.8 then has no :math:`\lambda` part).
+default). A parameter only the other mode reads is refused (:func:`check_mode_params`): ``eps_cap``
+in practical mode; ``eta``, ``eps_scale``, ``lam1``, ``mu1`` in theory mode. With ``l = 0``:
+:math:`H_2 = 0`, :math:`B = 0`; with ``m = 0``: :math:`H_1 = 0` and no :math:`\lambda` (our reading: the
+potential of Lemmas A.7-A.8 then has no :math:`\lambda` part).
 
 Choices where the paper is silent (also in the specs' ``[choices]``): ties of the grid argmin broken
 uniformly at random with the agent's own seeded generator (``tie_break = "random"``; ``"first"`` takes
@@ -225,7 +227,7 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
     ``models`` are the agents' :class:`~ckb.multiagent.models.LocalModel` (built by the harness to read
     :math:`\\beta^T, \\gamma^T` for :math:`\\epsilon_1`). Returns the values and a record of how they arose.
     """
-    mode = params.get("mode", "practical")
+    mode = check_mode_params(params)
     m, l = problem.m, problem.l
     if mode == "practical":
         eta = params.get("eta", "1/sqrt(T)")
@@ -240,11 +242,11 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
             eps = check_scalar(params["eps_scale"], "eps_scale", low=0.0) / math.sqrt(T)
         else:
             eps = check_scalar(params.get("eps", 0.0), "eps", low=0.0)
-        lam1 = np.broadcast_to(np.asarray(params.get("lam1", 0.0), dtype=float), (m,)).copy()
-        mu1 = np.broadcast_to(np.asarray(params.get("mu1", 0.0), dtype=float), (l,)).copy()
+        lam1 = _initial_dual(params.get("lam1", 0.0), "lam1", "m", m)
+        if np.any(lam1 < 0):
+            raise InvalidInputError(f"lam1 must be >= 0 elementwise, got {lam1.tolist()}.")
+        mu1 = _initial_dual(params.get("mu1", 0.0), "mu1", "l", l)
         return {"eta": eta, "eps": eps, "lam1": lam1, "mu1": mu1, "record": {"mode": "practical"}}
-    if mode != "theory":
-        raise InvalidInputError(f"mode must be 'practical' or 'theory', got {mode!r}.")
     which = check_choice(params.get("eps", "eps2"), "theory mode: eps", ("eps1", "eps2"))
     C = np.asarray(problem.hints["C"], dtype=float)
     beta_T = gamma_T = None
@@ -265,8 +267,12 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
     bound = th["eps_bound"]
     cap = params.get("eps_cap")
     capped = False
+    if isinstance(cap, str) and cap != "xi/2":
+        raise InvalidInputError(f"eps_cap must be a number >= 0 or 'xi/2', got {cap!r}.")
+    if cap is not None and cap != "xi/2":
+        cap = check_scalar(cap, "eps_cap", low=0.0)
     if cap is not None and m > 0:
-        cap_value = bound if cap == "xi/2" else check_scalar(cap, "eps_cap", low=0.0)
+        cap_value = bound if cap == "xi/2" else cap
         if eps > cap_value:
             eps, capped = cap_value, True
     record = {
@@ -281,6 +287,39 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
         "eps2_main_text": th["eps2_main_text"],
     }
     return {"eta": th["eta"], "eps": eps, "lam1": th["lam1"], "mu1": np.zeros(l), "record": record}
+
+
+#: Parameters that only one mode reads; given in the other mode they would be silently ignored.
+_MODE_ONLY = {"practical": ("eta", "eps_scale", "lam1", "mu1"), "theory": ("eps_cap",)}
+
+
+def check_mode_params(params: dict[str, Any]) -> str:
+    """The mode of ``params`` (``"practical"`` or ``"theory"``), after refusing a parameter that only the
+    other mode reads (``eps_cap`` in practical mode; ``eta``, ``eps_scale``, ``lam1``, ``mu1`` in theory
+    mode would have no effect)."""
+    mode = params.get("mode", "practical")
+    if mode not in _MODE_ONLY:
+        raise InvalidInputError(f"mode must be 'practical' or 'theory', got {mode!r}.")
+    for other, keys in _MODE_ONLY.items():
+        for key in keys:
+            if other != mode and key in params:
+                raise InvalidInputError(
+                    f"{key} applies only in mode = {other!r} (it would have no effect here), got mode = "
+                    f"{mode!r} and {key} = {params[key]!r}; drop {key} or set mode = {other!r}."
+                )
+    return mode
+
+
+def _initial_dual(value: Any, name: str, size_name: str, size: int) -> np.ndarray:
+    """``lam1`` / ``mu1``: a number (every entry) or a vector of ``size`` entries, as a ``(size,)`` array."""
+    arr = check_finite_array(value, name)
+    if arr.ndim <= 1 and arr.size == 1:  # a number, also as a 1-entry list (numpy broadcasting, as before)
+        return np.full(size, float(arr.reshape(())))
+    if arr.shape != (size,):
+        raise InvalidInputError(
+            f"{name} must be a number or a vector of {size_name} = {size} entries, got shape {arr.shape}."
+        )
+    return arr.copy()
 
 
 def _gamma_T(model, T: int) -> np.ndarray:
@@ -301,6 +340,7 @@ _OWN = ("mode", "eta", "eps", "eps_scale", "eps_cap", "lam1", "mu1")
 def build_dmabo(problem, params: dict[str, Any], horizon: int, seed: int, trial: int) -> Setup:
     """DMABO agents and coordinator for ``problem`` (parameters: module docstring and methods.py)."""
     check_method_params("dmabo", params, _OWN)
+    check_mode_params(params)
     kwargs = agent_kwargs(problem, params, horizon, seed, trial)
     models = []
     if params.get("mode", "practical") == "theory":

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_bool, check_finite_array, check_noise_scale, check_params, check_scalar
-from ckb.errors import InvalidInputError
+from ckb.errors import InvalidInputError, NotPositiveDefiniteError
 from ckb.registry import Registry
 
 MULTIAGENT_PROBLEMS: Registry = Registry("multi-agent problem")
@@ -104,12 +104,19 @@ class MultiAgentProblem:
             self.noise_std if constraint_noise_std is None else constraint_noise_std,
             "constraint_noise_std",
         )
-        self.kernel = dict(kernel) if kernel is not None else None
+        self.kernel = _kernel_spec(kernel)
         self.gp_noise = check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
         self.metadata = dict(metadata or {})
         self.utility = utility
+        if hints is not None and not isinstance(hints, dict):
+            raise InvalidInputError(
+                f"hints must be a dict of public constants (C, xi, rho, B), got {hints!r} "
+                f"({type(hints).__name__})."
+            )
         self.hints = dict(hints or {})
-        if "C" not in self.hints:  # the clipping bounds: the largest absolute table values
+        if "C" in self.hints:
+            self.hints["C"] = _clipping_bounds(self.hints["C"], len(self.grids), self.m)
+        else:  # the clipping bounds: the largest absolute table values
             self.hints["C"] = [
                 [float(np.max(np.abs(fi)))] + [float(np.max(np.abs(gi[:, j]))) for j in range(self.m)]
                 for fi, gi in zip(self.f, self.g)
@@ -173,6 +180,36 @@ def _grids(grids: list) -> list[np.ndarray]:
         X = check_finite_array(X, f"grid of agent {i}")
         out.append(X[:, None] if X.ndim == 1 else X)
     return out
+
+
+def _kernel_spec(kernel: Any) -> dict | None:
+    """``kernel`` as a dict the agents' GPs can build (checked now by building it once), or ``None``."""
+    if kernel is None:
+        return None
+    if not isinstance(kernel, dict):
+        raise InvalidInputError(
+            f"kernel must be a dict such as {{'type': 'se', 'lengthscale': 0.2}}, got {kernel!r} "
+            f"({type(kernel).__name__})."
+        )
+    from ckb.errors import SpecError
+    from ckb.kernels import make_kernel
+
+    try:
+        make_kernel(dict(kernel))
+    except (SpecError, InvalidInputError) as exc:
+        raise InvalidInputError(f"kernel {kernel!r} is not a valid kernel spec: {exc}") from None
+    return dict(kernel)
+
+
+def _clipping_bounds(C: Any, N: int, m: int) -> list[list[float]]:
+    """The clipping bounds ``hints["C"]``: finite, ``>= 0``, one row per agent and one column per function
+    (objective, then the ``m`` constraints)."""
+    arr = check_finite_array(C, "hints['C']", ndim=2)
+    if arr.shape != (N, m + 1):
+        raise InvalidInputError(f"hints['C'] must have shape (N, m + 1) = ({N}, {m + 1}), got {arr.shape}.")
+    if np.any(arr < 0):
+        raise InvalidInputError(f"hints['C'] (clipping bounds) must be >= 0, got {arr.tolist()}.")
+    return arr.tolist()
 
 
 def _value_tables(f: list, g: list | None, grids: list[np.ndarray]) -> tuple[list, list]:
@@ -381,6 +418,15 @@ def make_multiagent_problem(name: str, rng: np.random.Generator, **params: Any) 
 
 
 # ------------------------------------------------------------------------------- factories
+#: The largest ``grid_size`` of ``gp-samples``. Sampling factorizes the dense ``G x G`` kernel matrix:
+#: at 5000 points that is 200 MB (a few such temporaries at the peak, under 1 GB) and a Cholesky of a
+#: second or so; 10^6 points would need 7.3 TiB. The paper's experiment uses 100 points.
+MAX_GP_SAMPLES_GRID = 5000
+#: The largest number ``n_agents (m + 1) grid_size`` of values ``gp-samples`` draws per instance (8 bytes
+#: each: 400 MB); beyond it the draws alone would exhaust memory (the specs draw 3 * 3 * 100).
+MAX_GP_SAMPLES_VALUES = 50_000_000
+
+
 @MULTIAGENT_PROBLEMS.register("gp-samples")
 def gp_samples(
     rng: np.random.Generator,
@@ -405,18 +451,46 @@ def gp_samples(
     minimizer is feasible (constraint inactive); the number of draws is recorded. Clipping bounds
     :math:`C_{i,j}` = the largest absolute value of each table (the bound the clipping of Lemma 3.1
     needs; GP draws have no finite RKHS norm to use instead).
+
+    Every parameter is checked before any work: ``grid_size`` at most :data:`MAX_GP_SAMPLES_GRID` (the
+    dense ``G x G`` kernel matrix; see there why), ``n_agents (m + 1) grid_size`` at most
+    :data:`MAX_GP_SAMPLES_VALUES`, ``jitter >= 0`` (a kernel matrix still not positive definite gets an
+    error saying to raise it), ``min_slater >= 0`` (a margin, finite: NaN would turn the filter off) and
+    ``max_tries >= 1`` (integers).
     """
     N = int(check_scalar(n_agents, "n_agents", low=1, integer=True))
     m = int(check_scalar(m, "m", low=0, integer=True))
     G = int(check_scalar(grid_size, "grid_size", low=2, integer=True))
+    if G > MAX_GP_SAMPLES_GRID:
+        raise InvalidInputError(
+            f"grid_size must be <= {MAX_GP_SAMPLES_GRID} (the {G} x {G} kernel matrix of the GP draws would "
+            f"need {8 * G * G / 2**30:.3g} GiB), got {G}."
+        )
+    if N * (m + 1) * G > MAX_GP_SAMPLES_VALUES:
+        raise InvalidInputError(
+            f"gp-samples would tabulate n_agents (m + 1) grid_size = {N} * {m + 1} * {G} = {N * (m + 1) * G} "
+            f"values (n_agents = {N}, m = {m}, grid_size = {G}); at most {MAX_GP_SAMPLES_VALUES} are allowed."
+        )
     ls = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
     var = check_scalar(variance, "variance", low=0.0, low_inclusive=False)
+    jitter = check_scalar(jitter, "jitter", low=0.0)
+    min_slater = check_scalar(min_slater, "min_slater", low=0.0)
+    max_tries = int(check_scalar(max_tries, "max_tries", low=1, integer=True))
+    check_noise_scale(noise_std, "noise_std")
+    check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
     require_active = check_bool(require_active, "require_active")
     grid = np.linspace(-1.0, 1.0, G)[:, None]
     K = var * np.exp(-0.5 * ((grid - grid.T) / ls) ** 2) + jitter * np.eye(G)
-    L = np.linalg.cholesky(K)
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        raise NotPositiveDefiniteError(
+            f"the gp-samples kernel matrix (grid_size = {G}, lengthscale = {ls!r}, variance = {var!r}) is "
+            f"not positive definite with jitter = {jitter!r}; raise jitter "
+            f"(e.g. to {max(10 * jitter, 1e-8 * var):.1e})."
+        ) from None
     kernel = {"type": "se", "lengthscale": ls, "variance": var}
-    for tries in range(1, int(max_tries) + 1):
+    for tries in range(1, max_tries + 1):
         draws = L @ rng.standard_normal((G, N * (m + 1)))
         f = [draws[:, i * (m + 1)] for i in range(N)]
         g = [draws[:, i * (m + 1) + 1 : (i + 1) * (m + 1)] for i in range(N)]
