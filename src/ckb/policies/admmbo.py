@@ -398,7 +398,7 @@ class ADMMBO(Policy):
             return self._ask_x() if self.phase == "x" else self._ask_z(self._j)
 
     def tell(self, obs: Observation) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         y = float(obs.y)
         c = np.asarray(obs.c, dtype=float)
         x = np.asarray(obs.x, dtype=float)

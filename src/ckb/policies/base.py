@@ -19,7 +19,7 @@ import numpy as np
 from ckb._validation import check_scalar
 from ckb.contract.observation import Observation
 from ckb.contract.problem_info import ProblemInfo
-from ckb.errors import InvalidInputError
+from ckb.errors import InvalidInputError, OutOfDomainError
 from ckb.exploration import argmax_random_tie, refine_from_candidates, sobol_candidates
 from ckb.kernels import Kernel, make_kernel
 from ckb.rules.base import RuleAdapter
@@ -37,6 +37,10 @@ class Policy(ABC):
     def __init__(self, info: ProblemInfo, rng: np.random.Generator) -> None:
         if not isinstance(info, ProblemInfo):
             raise InvalidInputError(f"a policy needs a ProblemInfo, got {type(info).__name__}.")
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidInputError(
+                f"a policy needs a numpy Generator (np.random.default_rng(seed)), got {rng!r:.80}."
+            )
         self.info = info
         self.rng = rng
         self.t = 0  # rounds asked so far
@@ -54,13 +58,91 @@ class Policy(ABC):
         return {}
 
     # persistence -----------------------------------------------------------
+    #: top-level state keys whose arrays must be finite (raw data kept by the policy, e.g. rewards)
+    finite_state_keys: ClassVar[tuple[str, ...]] = ()
+
     def state_dict(self) -> dict[str, Any]:
-        return {"t": self.t, "rng": self.rng.bit_generator.state, **self._state()}
+        return {"policy": self._who, "t": self.t, "rng": self.rng.bit_generator.state, **self._state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.t = int(state["t"])
-        self.rng.bit_generator.state = state["rng"]
-        self._load(state)
+        """Restore a :meth:`state_dict` of this policy. The whole state is checked first (its policy, keys,
+        round, generator, finite data); a state that still fails to load leaves the policy as it was."""
+        own = self.state_dict()
+        t, rng = self._check_state(state, own)
+        try:
+            self.t = t
+            self.rng.bit_generator.state = rng
+            self._load(state)
+            for key, gp in self._gp_items():
+                _check_gp(gp, key)
+        except Exception as exc:
+            self.t = own["t"]
+            self.rng.bit_generator.state = own["rng"]
+            self._load(own)
+            if isinstance(exc, InvalidInputError):
+                raise
+            msg = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise InvalidInputError(
+                f"cannot load this state into policy {self._who!r} ({msg}); nothing was loaded."
+            ) from None
+
+    def _check_state(self, state: Any, own: dict[str, Any]) -> tuple[int, dict]:
+        """The checks of :meth:`load_state_dict` before anything is assigned; returns ``(t, rng state)``."""
+        who = self._who
+        if not isinstance(state, dict):
+            raise InvalidInputError(
+                f"policy {who!r} loads a state dict (from state_dict()), got {type(state).__name__}."
+            )
+        other = state.get("policy", who)  # checkpoints written before the name was stored have none
+        if other != who:
+            raise InvalidInputError(
+                f"this state belongs to policy {other!r}, not to {who!r}; nothing was loaded."
+            )
+        missing = [k for k in own if k not in state and k != "policy"]
+        extra = [k for k in state if k not in own]
+        if missing or extra:
+            parts = [f"missing key(s) {missing}"] if missing else []
+            parts += [f"unexpected key(s) {extra}"] if extra else []
+            raise InvalidInputError(f"not a state of policy {who!r}: {', '.join(parts)}; nothing was loaded.")
+        t = state["t"]
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+            raise InvalidInputError(f"state 't' must be a round number >= 0, got {t!r}.")
+        probe = type(self.rng.bit_generator)()
+        try:
+            probe.state = state["rng"]
+        except Exception as exc:
+            raise InvalidInputError(
+                f"state 'rng' is not a state of this policy's {type(probe).__name__} generator "
+                f"({' '.join(str(exc).split())}): got {state['rng']!r:.80}."
+            ) from None
+        for key in self.finite_state_keys:
+            _check_finite(state[key], key)
+        for key, sub in _gp_states(state):
+            n_obs = sub["t"]
+            if isinstance(n_obs, (bool, np.bool_)) or not isinstance(n_obs, (int, np.integer)) or n_obs < 0:
+                raise InvalidInputError(f"state {key}.t must be a count >= 0, got {n_obs!r:.80}.")
+            for name in ("X", "y", "arms"):
+                if np.ndim(sub[name]) < 1 or np.shape(sub[name])[0] != n_obs:
+                    raise InvalidInputError(
+                        f"state {key}.{name} has shape {np.shape(sub[name])}, but {key}.t = {n_obs} "
+                        "observations need one row each; nothing was loaded."
+                    )
+            for name, v in sub.items():
+                if name != "mode" and name != "arms":
+                    _check_finite(v, f"{key}.{name}")
+        if isinstance(state.get("rule"), dict):
+            for name, v in state["rule"].items():
+                if name != "last" and isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                    _check_finite(v, f"rule.{name}")
+        return int(t), state["rng"]
+
+    def _gp_items(self):
+        """``(state key, GP)`` of every GP the policy keeps (an attribute or a list of them)."""
+        for key, v in vars(self).items():
+            if isinstance(v, ExactGP):
+                yield key, v
+            elif isinstance(v, list) and v and all(isinstance(g, ExactGP) for g in v):
+                yield from ((f"{key}[{j}]", g) for j, g in enumerate(v))
 
     def _state(self) -> dict[str, Any]:
         return {}
@@ -181,17 +263,126 @@ class Policy(ABC):
             scores, score_at, candidates, dom.lower, dom.upper, self.rng, n_restarts=n_restarts
         )
 
-    def _check_obs(self, obs: Observation) -> None:
-        if not (obs.has_y and obs.has_c) and not self.accepts_partial_feedback:
+    def _check_obs(self, obs: Observation) -> Observation:
+        """Check a whole observation before a policy records any of it; returns it with ``t`` and
+        ``index`` as ints, ``y`` as a float and ``c`` as an ``(m,)`` float array (the values unchanged).
+        Every ``tell`` calls this first, so a refused observation changes nothing."""
+        if not isinstance(obs, Observation):
             raise InvalidInputError(
-                f"policy {self.name!r} cannot use feedback whose reward and costs arrive separately "
-                f"(round {obs.t}: has_y = {obs.has_y}, has_c = {obs.has_c}); use a policy that accepts "
+                f"policy {self._who!r}: tell needs a ckb.contract.Observation, got {type(obs).__name__} {obs!r:.80}."
+            )
+        has_y, has_c = obs.has_y, obs.has_c
+        for name, v in (("has_y", has_y), ("has_c", has_c)):
+            if not isinstance(v, (bool, np.bool_)):
+                raise InvalidInputError(f"observation {name} must be true or false, got {v!r}.")
+        if not (has_y and has_c) and not self.accepts_partial_feedback:
+            raise InvalidInputError(
+                f"policy {self._who!r} cannot use feedback whose reward and costs arrive separately "
+                f"(round {obs.t}: has_y = {has_y}, has_c = {has_c}); use a policy that accepts "
                 "partial feedback (e.g. rpol-ucb, rpol-censored-ucb, ckb-ucb, config) or joint delays."
             )
-        if obs.c.shape != (self.info.m,):
-            raise InvalidInputError(
-                f"observation has {obs.c.shape[0] if obs.c.ndim else 'no'} constraint value(s) but the problem has m = {self.info.m}."
+        t = _obs_int(obs.t, "round t")
+        if t < 1:
+            raise InvalidInputError(f"observation round t must be >= 1, got {obs.t!r}.")
+        index = _obs_int(obs.index, "index (arm)")
+        dom = self.info.domain
+        n = dom.n
+        if index >= 0 or not hasattr(dom, "lower"):  # an arm; a finite domain has nothing but arms
+            if not 0 <= index < n:
+                raise OutOfDomainError(
+                    f"observation index {obs.index!r} is not an arm of the domain (0..{n - 1})."
+                )
+            x = obs.x
+        elif index != -1:
+            raise OutOfDomainError(
+                f"observation index {obs.index!r} must be an arm 0..{n - 1} or -1 (a point of the box)."
             )
+        else:
+            try:
+                x = np.asarray(obs.x, dtype=float)
+            except (TypeError, ValueError):
+                x = None
+            if x is None or x.shape != (dom.d,) or not np.all(np.isfinite(x)):
+                raise InvalidInputError(
+                    f"observation x must be a finite point of shape ({dom.d},), got {obs.x!r:.80}."
+                )
+            dom.check_point(x)
+        y = obs.y
+        if has_y:
+            if isinstance(y, (bool, np.bool_, str, bytes)) or y is None or np.ndim(y) != 0:
+                raise InvalidInputError(f"observation y must be a real number, got {y!r:.80}.")
+            try:
+                y = float(y)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"observation y must be a real number, got {obs.y!r:.80}.") from None
+            if not np.isfinite(y):
+                raise InvalidInputError(f"observation y must be finite, got {obs.y!r}; nothing was recorded.")
+        try:
+            c = np.asarray(obs.c, dtype=float)
+        except (TypeError, ValueError):
+            c = None
+        m = self.info.m
+        if c is not None and c.ndim == 1 and c.shape != (m,):
+            raise InvalidInputError(
+                f"observation has {c.shape[0]} constraint value(s) but the problem has m = {m}: {obs.c!r:.80}."
+            )
+        if c is None or c.shape != (m,):
+            got = f"shape {c.shape}" if c is not None else "a non-numeric value"
+            raise InvalidInputError(
+                f"observation c must be m = {m} constraint value(s) (shape ({m},)), got {got}: {obs.c!r:.80}."
+            )
+        if has_c and not np.all(np.isfinite(c)):
+            raise InvalidInputError(f"observation c must be finite, got {c.tolist()}; nothing was recorded.")
+        if t == obs.t and index == obs.index and y is obs.y and c is obs.c and x is obs.x:
+            return obs
+        return Observation(t, index, x, y, c, has_y=bool(has_y), has_c=bool(has_c))
+
+
+def _check_finite(value: Any, key: str) -> None:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"state {key!r} must hold numbers, got {value!r:.80}.") from None
+    if not np.all(np.isfinite(arr)):
+        bad = arr.reshape(-1)[~np.isfinite(arr.reshape(-1))][0]
+        raise InvalidInputError(f"state {key!r} must be finite, but it holds {bad}; nothing was loaded.")
+
+
+def _gp_states(state: Any, key: str = ""):
+    """``(path, sub-state)`` of every GP state (a dict with the keys of ExactGP.state_dict) in ``state``."""
+    if isinstance(state, dict):
+        if {"X", "y", "arms", "mode", "info_gain"} <= set(state):
+            yield key, state
+            return
+        for k, v in state.items():
+            yield from _gp_states(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(state, (list, tuple)):
+        for j, v in enumerate(state):
+            yield from _gp_states(v, f"{key}[{j}]")
+
+
+def _check_gp(gp: ExactGP, key: str) -> None:
+    """A loaded GP's arrays have the shapes its data imply (a state may hold arrays of another size)."""
+    t, n = gp.t, gp.n
+    shapes = {"y": (gp.y.shape, (t,)), "arms": (gp.arms.shape, (t,))}
+    if gp.candidates is not None:
+        shapes["mean"] = (np.shape(gp.mean), (n,))
+        shapes["var"] = (gp.var.shape, (n,))
+    for name, (got, want) in shapes.items():
+        if got != want:
+            raise InvalidInputError(
+                f"state {key}.{name} has shape {got} but {t} observation(s) on {n} candidates need {want}."
+            )
+    arms = gp.arms
+    if np.any((arms < -1) | (arms >= max(n, 1))):
+        raise InvalidInputError(f"state {key}.arms holds {arms.tolist()}: not arms 0..{n - 1} (or -1).")
+
+
+def _obs_int(value: Any, what: str) -> int:
+    """An observation's integer field (an int, not a bool), else an error."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    raise InvalidInputError(f"observation {what} must be an integer, got {value!r:.80}.")
 
 
 __all__ = ["Policy", "RuleAdapter"]

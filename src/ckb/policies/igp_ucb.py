@@ -102,7 +102,7 @@ class IGPUCB(Policy):
         return maximize_on_box(ucb, dom.lower, dom.upper, self.rng)
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         if obs.index >= 0 and self.gp.candidates is not None:
             self.gp.update_arm(obs.index, obs.y)
         else:

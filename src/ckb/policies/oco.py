@@ -201,7 +201,7 @@ class BanditOCO(Policy):
         return point.copy()
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         rec = self._pending.get(int(obs.t))
         if rec is None:
             raise InvalidInputError(

@@ -42,6 +42,8 @@ _DATA_MODES = ("relabel", "restart")
 class _EpochPenalty(RuleAdapter, Policy):
     """IGP-UCB on the penalized objective of the rule's current epoch."""
 
+    finite_state_keys = ("ys", "cs")
+
     def __init__(
         self,
         info,
@@ -103,9 +105,15 @@ class _EpochPenalty(RuleAdapter, Policy):
         return self._best(gp.mean + beta * gp.std, acq, gp.candidates, self.n_restarts)
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
-        c = np.asarray(obs.c, dtype=float)
-        target = float(self.rule.target(obs.y, c[None, :])[0])
+        obs = self._check_obs(obs)
+        c = obs.c
+        with np.errstate(all="ignore"):  # an overflow is reported below, naming the observation
+            target = float(self.rule.target(obs.y, c[None, :])[0])
+        if not np.isfinite(target):
+            raise InvalidInputError(
+                f"policy {self._who!r}: the penalized target of y = {obs.y!r}, c = {c.tolist()} is not finite "
+                f"(got {target}); the costs are too large for the penalty; nothing was recorded."
+            )
         if obs.index >= 0 and self._finite:
             self.gp.update_arm(obs.index, target)
         else:

@@ -142,7 +142,7 @@ class CKB(RuleAdapter, Policy):
         return x
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         if obs.index < 0:
             raise InvalidInputError(
                 "CKB observes candidate arms; got an observation at a non-candidate point."

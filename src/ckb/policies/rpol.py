@@ -135,7 +135,7 @@ class OptimisticPolicy(RuleAdapter, Policy):
         return self._point_bounds(np.asarray(action, dtype=float)[None, :])[1][0]
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         self._update_models(obs)
         if obs.has_c:  # every cost revealed in the round (with delays, possibly of earlier rounds)
             self.rule.observe(obs.c)
@@ -194,7 +194,7 @@ class CONFIG(OptimisticPolicy):
         return action
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         self._update_models(obs)
 
 
@@ -219,6 +219,8 @@ class RPOLCensoredUCB(RPOLUCB):
     :math:`\sigma_{t-1}`, digest 004 §2.2). Q is fed by every cost revealed in the round, censored or not.
     Default ``censor = 30`` (P(d <= 30) = 0.9998 under Poisson(15); 004 gives no m).
     """
+
+    finite_state_keys = ("yf", "yg")
 
     def __init__(self, info, rng, *, censor: int = 30, horizon: int | None = None, **kwargs: Any) -> None:
         super().__init__(info, rng, horizon=horizon, **kwargs)
@@ -275,6 +277,15 @@ class RPOLCensoredUCB(RPOLUCB):
         self._played.append(int(action) if self._finite else np.asarray(action, dtype=float).copy())
         return action
 
+    def _check_obs(self, obs):
+        obs = super()._check_obs(obs)
+        if obs.t > len(self._played):
+            raise InvalidInputError(
+                f"observation of round t = {obs.t!r}, but rpol-censored-ucb has played rounds "
+                f"1..{len(self._played)} only; nothing was recorded."
+            )
+        return obs
+
     def _update_models(self, obs) -> None:
         self._flush()
         delay = self.t - obs.t  # feedback of round s arriving at the end of round t: d_s = t - s
@@ -286,7 +297,8 @@ class RPOLCensoredUCB(RPOLUCB):
             self._dirty = True
 
     def _state(self) -> dict[str, Any]:
-        played = np.asarray(self._played, dtype=float).reshape(len(self._played), -1)
+        width = 1 if self._finite else self.info.domain.d
+        played = np.asarray(self._played, dtype=float).reshape(len(self._played), width)
         return {
             **super()._state(),
             "played": played,

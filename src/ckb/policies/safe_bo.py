@@ -452,7 +452,7 @@ class _SafeBO(Policy):
 
     # -- Policy API ---------------------------------------------------------------------------------
     def tell(self, obs: Observation) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         i = obs.index
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n:
             raise OutOfDomainError(f"observation index {i!r} is not an arm 0..{self.n - 1}.")

@@ -213,7 +213,7 @@ class SCGPUCB(IGPUCB):
         return x
 
     def tell(self, obs) -> None:
-        self._check_obs(obs)
+        obs = self._check_obs(obs)
         if obs.index < 0:
             raise InvalidInputError("scgp-ucb plays candidate arms; got an observation without an arm index.")
         self.gp.update_arm(obs.index, obs.y)

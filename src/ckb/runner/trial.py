@@ -9,12 +9,16 @@ same noise stream (common random numbers), and the same command always gives the
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ckb._config import SeededConfig
+from ckb._validation import did_you_mean
+from ckb.errors import CKBError, DataFileError, InvalidInputError
 from ckb.io import load_state, save_state
+from ckb.kernels import Kernel
 from ckb.policies import make_policy
 from ckb.problems import make_problem
 from ckb.runner.environment import ENVIRONMENTS
@@ -39,11 +43,50 @@ class TrialConfig(SeededConfig):
     #: a changed data file is a different configuration (:func:`ckb.problems.data.problem_inputs`)
     inputs: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("algorithm", "policy", "problem", "environment"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise InvalidInputError(f"TrialConfig.{name} must be a string (a name), got {value!r}.")
+        for name in ("policy_params", "problem_params", "environment_params", "inputs"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                raise InvalidInputError(
+                    f"TrialConfig.{name} must be a table (a dict of name -> value), got {_short(value)} "
+                    f"({type(value).__name__})."
+                )
+            bad = [k for k in value if not isinstance(k, str)]
+            if bad:
+                raise InvalidInputError(f"TrialConfig.{name}: keys must be strings (names), got {bad[0]!r}.")
+        for key in ("kernel", "kernel_g"):
+            kernel = self.policy_params.get(key)
+            if kernel is not None and not isinstance(kernel, Mapping | Kernel):
+                raise InvalidInputError(
+                    f'TrialConfig.policy_params[{key!r}] must be a table such as {{type = "se", '
+                    f"lengthscale = 0.2}} or a ckb.kernels.Kernel, got {_short(kernel)}."
+                )
+        if self.environment in ENVIRONMENTS:  # an unknown name is an UnknownNameError from Trial
+            from ckb.policies import init_parameters
+
+            known = [k for k in init_parameters(ENVIRONMENTS.get(self.environment)) if k != "problem"]
+            for key in self.environment_params:
+                if key not in known:
+                    raise InvalidInputError(
+                        f"environment {self.environment!r} has no parameter {key!r}; it takes "
+                        f"{', '.join(known) or 'no parameters'}.{did_you_mean(key, known)}"
+                    )
+
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         if not d["inputs"]:  # a trial without input files keeps the hash it had before inputs existed
             d.pop("inputs")
         return d
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class Trial:
@@ -122,10 +165,47 @@ class Trial:
 
     @classmethod
     def resume(cls, path: str | Path) -> Trial:
-        """Rebuild a trial from a checkpoint; continuing it gives exactly the uninterrupted run."""
-        state = load_state(path)
-        trial = cls(TrialConfig(**state["config"]))
-        trial.policy.load_state_dict(state["policy"])
-        trial.env.load_state_dict(state["env"])
-        trial.trace = Trace.from_state(state["trace"])
+        """Rebuild a trial from a checkpoint; continuing it gives exactly the uninterrupted run.
+
+        A missing, unreadable or inconsistent checkpoint gives a one-line error naming the file."""
+        path = Path(path)
+        try:
+            state = load_state(path)
+        except FileNotFoundError:
+            raise DataFileError(f"checkpoint {str(path)!r} does not exist.") from None
+        except Exception as exc:
+            raise InvalidInputError(
+                f"checkpoint {str(path)!r} is not a readable ckb checkpoint ({_one_line(exc)})."
+            ) from None
+        missing = [
+            k for k in ("config", "policy", "env", "trace") if not isinstance(state, dict) or k not in state
+        ]
+        if missing:
+            raise InvalidInputError(f"checkpoint {str(path)!r} lacks the key(s) {missing}.")
+
+        def part(what: str, fn):
+            try:
+                return fn()
+            except CKBError as exc:
+                raise InvalidInputError(f"checkpoint {str(path)!r}, {what}: {_one_line(exc)}") from None
+            except Exception as exc:
+                raise InvalidInputError(
+                    f"checkpoint {str(path)!r} has a bad {what} ({type(exc).__name__}: {_one_line(exc)})."
+                ) from None
+
+        config = part("'config'", lambda: TrialConfig(**state["config"]))
+        trial = part("'config'", lambda: cls(config))
+        trace = part("'trace'", lambda: Trace.from_state(state["trace"]))
+        if trace.horizon != config.horizon or trace.t > config.horizon:
+            raise InvalidInputError(
+                f"checkpoint {str(path)!r}: the trace has {trace.t} round(s) of horizon {trace.horizon}, "
+                f"but the config's horizon is {config.horizon}."
+            )
+        part("'policy'", lambda: trial.policy.load_state_dict(state["policy"]))
+        part("'env'", lambda: trial.env.load_state_dict(state["env"]))
+        trial.trace = trace
         return trial
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
