@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ckb._validation import did_you_mean
-from ckb.errors import CKBError, SpecError, UnknownNameError
+from ckb.errors import CKBError, InvalidInputError, SpecError, UnknownNameError
 from ckb.framework.kinds import KINDS, spec_from_dict
 from ckb.framework.spec import (
     DEFAULT_KIND,
@@ -178,12 +178,6 @@ class ExperimentSpec(SpecBase):
                 POLICIES.canonical(policy)
             except UnknownNameError as exc:
                 raise SpecError(f"field 'algorithms.{label}.policy'{where}: {exc}") from None
-        cfg = self.configs()[0]
-        # each part built on its own, so an error blames the table it comes from
-        try:
-            problem = make_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
-        except CKBError as exc:
-            raise SpecError(f"field 'problem'{where}: {exc}") from None
         env_cls = ENVIRONMENTS.get(self.environment)
         known = [k for k in init_parameters(env_cls) if k != "problem"]
         for key in self.environment_params:
@@ -192,6 +186,21 @@ class ExperimentSpec(SpecBase):
                     f"unknown field 'environment.{key}'{where}: environment {self.environment!r} takes "
                     f"{', '.join(known) or 'no parameters'}.{did_you_mean(key, known)}"
                 )
+        try:
+            cfg = self.configs()[0]
+        except InvalidInputError as exc:
+            raise SpecError(f"spec{where}: {exc}") from None
+        # each part built on its own, so an error blames the table it comes from
+        try:
+            problem = make_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
+        except CKBError as exc:
+            raise SpecError(f"field 'problem'{where}: {exc}") from None
+        except Exception as exc:  # a user's factory (a plugin) may raise anything: still one line
+            message = " ".join(str(exc).split())
+            raise SpecError(
+                f"field 'problem'{where}: problem {self.problem!r} could not be built: "
+                f"{type(exc).__name__}: {message}"
+            ) from None
         try:
             env_cls(problem, cfg.rng(1), **self.environment_params)
         except (CKBError, TypeError, ValueError) as exc:
@@ -205,6 +214,11 @@ class ExperimentSpec(SpecBase):
                 Trial(cfg)
             except CKBError as exc:
                 raise SpecError(f"field 'algorithms.{cfg.algorithm}'{where}: {exc}") from None
+            except Exception as exc:  # a user's policy (a plugin) may raise anything: still one line
+                message = " ".join(str(exc).split())
+                raise SpecError(
+                    f"field 'algorithms.{cfg.algorithm}'{where}: {type(exc).__name__}: {message}"
+                ) from None
         return self
 
 

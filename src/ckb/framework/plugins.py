@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 from ckb._parallel import PLUGINS_ENV
 from ckb.errors import CKBError
+from ckb.registry import RegistrationError, restore_registries, snapshot_registries
 
 ENTRY_POINT_GROUP = "ckb.plugins"
 _LOADED_ENTRY_POINTS = False
@@ -35,7 +36,13 @@ def _remember(module: str) -> None:
 
 def load_plugins(modules: Iterable[str], where: str = "") -> list[str]:
     """Import each module of ``modules`` (dotted names); a module that is not found or fails to import is a
-    :class:`CKBError` naming it (``where``: e.g. `` in my.toml``, or ``--plugin``)."""
+    :class:`CKBError` naming it (``where``: e.g. `` in my.toml``, or ``--plugin``). A module that fails keeps
+    none of the registrations it made before failing."""
+    if isinstance(modules, str | bytes) or not isinstance(modules, Iterable):
+        raise CKBError(
+            f"plugins{where} must be a list of importable module names such as ['my_problems'], got "
+            f"{modules!r}."
+        )
     loaded = []
     for module in modules:
         if not isinstance(module, str) or not module.strip() or "/" in module or module.endswith(".py"):
@@ -44,19 +51,41 @@ def load_plugins(modules: Iterable[str], where: str = "") -> list[str]:
                 f"installed), got {module!r}."
             )
         module = module.strip()
+        before = snapshot_registries()
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
+            restore_registries(before)
+            missing = exc.name or ""
+            if missing and not (module == missing or module.startswith(missing + ".")):
+                raise CKBError(
+                    f"plugin {module!r}{where} failed to import: it needs the module {missing!r}, which is "
+                    f"not installed ({exc})."
+                ) from None
             raise CKBError(
                 f"plugin {module!r}{where} cannot be imported: {exc}. Is it installed, or its folder on "
                 "PYTHONPATH?"
             ) from None
+        except RegistrationError as exc:
+            restore_registries(before)
+            raise RegistrationError(f"plugin {module!r}{where} failed to import: {exc}") from None
         except CKBError:
+            restore_registries(before)
             raise
+        except SystemExit as exc:
+            restore_registries(before)
+            raise CKBError(
+                f"plugin {module!r}{where} called sys.exit({exc.code!r}) while being imported; a plugin "
+                "should only register things."
+            ) from None
         except Exception as exc:
+            restore_registries(before)
             raise CKBError(
                 f"plugin {module!r}{where} failed to import: {type(exc).__name__}: {exc}"
             ) from None
+        except BaseException:
+            restore_registries(before)
+            raise
         _remember(module)
         loaded.append(module)
     return loaded

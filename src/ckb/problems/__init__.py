@@ -41,7 +41,15 @@ __all__ = [
 def make_problem(name: str, rng, **params) -> Problem:
     """Build a registered problem; unknown parameters get an error naming them and the closest valid ones."""
     from ckb._validation import check_params
+    from ckb.errors import InvalidInputError
 
     factory = PROBLEMS.get(name)
     check_params(factory, params, f"problem {name!r}", skip=("rng",))
-    return factory(rng, **params)
+    problem = factory(rng, **params)
+    if not isinstance(problem, Problem):
+        shown = repr(problem) if len(repr(problem)) <= 60 else repr(problem)[:57] + "..."
+        raise InvalidInputError(
+            f"the factory of problem {name!r} returned {shown} ({type(problem).__name__}); expected a "
+            "ckb.problems.Problem."
+        )
+    return problem

@@ -74,6 +74,18 @@ class Problem:
         hints: dict[str, float] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"a problem's name must be a non-empty string, got {name!r}.")
+        if not isinstance(domain, Domain):
+            raise InvalidInputError(
+                f"problem {name!r}: domain must be a ckb.problems.FiniteDomain or BoxDomain, got "
+                f"{type(domain).__name__} ({_short(domain)})."
+            )
+        if not (callable(getattr(noise, "sample", None)) and callable(getattr(noise, "to_dict", None))):
+            raise InvalidInputError(
+                f"problem {name!r}: noise must be a ckb.problems.ObservationModel (e.g. GaussianNoise(0.1, "
+                f"0.1)), got {_short(noise)} ({type(noise).__name__})."
+            )
         self.name = name
         self.domain = domain
         self.noise = noise
@@ -97,22 +109,26 @@ class Problem:
         elif isinstance(constraints, np.ndarray) or not callable(constraints):
             if not domain.is_finite:
                 raise InvalidInputError("a table of constraint values needs a finite domain or a grid.")
-            g = np.asarray(constraints, dtype=float)
+            g = _numeric(constraints, f"problem {name!r}: constraint values")
             g = g[:, None] if g.ndim == 1 else g
             self.g_values = _table(g, (domain.n, g.shape[1] if g.ndim == 2 else -1), "constraint values")
             self.m = self.g_values.shape[1]
         else:
             self._g_fn = constraints
-            probe = np.asarray(
-                constraints(domain.candidates[:1] if domain.is_finite else domain.lower[None, :])
-            )
+            at = domain.candidates[:1] if domain.is_finite else domain.lower[None, :]
+            probe = _numeric(constraints(at), f"problem {name!r}: constraints(x) at x = {at[0].tolist()}")
             probe = probe[:, None] if probe.ndim == 1 else probe
+            if probe.ndim != 2 or probe.shape[0] != 1:
+                raise InvalidInputError(
+                    f"problem {name!r}: constraints(X) must return shape (k, m) for k points, got shape "
+                    f"{probe.shape} for one point x = {at[0].tolist()}."
+                )
             self.m = probe.shape[1]
         if domain.is_finite:  # tabulate once: the environment then looks values up in O(1)
             if self.f_values is None:
                 self.f_values = _table(self._f_fn(domain.candidates), (domain.n,), "objective(candidates)")
             if self.g_values is None:
-                g = np.asarray(self._g_fn(domain.candidates), dtype=float)
+                g = _numeric(self._g_fn(domain.candidates), f"problem {name!r}: constraints(candidates)")
                 self.g_values = _table(
                     g[:, None] if g.ndim == 1 else g, (domain.n, self.m), "constraints(candidates)"
                 )
@@ -121,13 +137,46 @@ class Problem:
 
     # ------------------------------------------------------------------ truth
     def evaluate(self, index: int, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """True ``(f(x), g(x))`` at an arm (``index >= 0``) or a point."""
+        """True ``(f(x), g(x))`` at an arm (``index >= 0``) or a point.
+
+        Tables (finite domains, grids) were checked when built; a function on a continuous box is checked
+        here, at every point it is evaluated: one finite objective value and ``m`` finite constraint values,
+        else an :class:`InvalidInputError` naming the problem, the function and the point.
+        """
         if index >= 0 and self.f_values is not None:
             return float(self.f_values[index]), self.g_values[index]
-        f = float(np.asarray(self._f_fn(x[None, :])).reshape(-1)[0])
+        X = x[None, :]
+        fx = self._point_values(self._f_fn(X), 1, "objective", x)
+        f = float(fx[0])
         if self.m == 0:
             return f, np.zeros(0)
-        return f, np.asarray(self._g_fn(x[None, :]), dtype=float).reshape(self.m)
+        return f, self._point_values(self._g_fn(X), self.m, "constraints", x)
+
+    def _point_values(self, out: Any, size: int, what: str, x: np.ndarray) -> np.ndarray:
+        """``out``, what ``what(x[None, :])`` returned, as ``size`` finite floats (else a one-line error)."""
+        try:
+            values = np.asarray(out, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"problem {self.name!r}: {what}(x) must be real numbers, got {_short(out)} at x = "
+                f"{np.asarray(x).tolist()}."
+            ) from None
+        if values.size != size:
+            expected = (
+                "one value, shape (1,)" if what == "objective" else f"m = {size} value(s), shape (1, {size})"
+            )
+            raise InvalidInputError(
+                f"problem {self.name!r}: {what}(x) must return {expected} for one point x, got shape "
+                f"{values.shape} at x = {np.asarray(x).tolist()}."
+            )
+        values = values.reshape(size)
+        if not np.isfinite(values).all():
+            shown = values[0] if what == "objective" else values.tolist()
+            raise InvalidInputError(
+                f"problem {self.name!r}: {what}(x) is {shown} at x = {np.asarray(x).tolist()}; the true "
+                "functions must be finite."
+            )
+        return values
 
     @property
     def feasible(self) -> np.ndarray:
@@ -215,8 +264,21 @@ class Problem:
         return out
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _numeric(values: Any, what: str) -> np.ndarray:
+    """``values`` as a float array, or an :class:`InvalidInputError` saying ``what`` is not numeric."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{what} must be real numbers, got {_short(values)}.") from None
+
+
 def _table(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
-    arr = np.asarray(values, dtype=float)
+    arr = _numeric(values, name)
     if arr.shape != shape and not (
         len(shape) == 2 and shape[1] == -1 and arr.ndim == 2 and arr.shape[0] == shape[0]
     ):
