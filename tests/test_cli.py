@@ -111,12 +111,13 @@ def test_unreachable_ray_address_is_a_clear_error(tmp_path):
     assert "Cannot reach the Ray cluster at '127.0.0.1:1'" in res.stdout + res.stderr
 
 
-def test_error_messages_are_not_wrapped_or_parsed_as_markup(monkeypatch):
+def test_error_messages_are_not_wrapped_or_parsed_as_markup(monkeypatch, tmp_path):
     # A long message on a narrow terminal stays one line (CI clones live at long paths),
     # and brackets in a message are text, not rich markup.
     from ckb import cli
 
     monkeypatch.setattr(cli.err, "width", 30)
+    monkeypatch.chdir(tmp_path)  # the default output folder: not the checkout's runs/
     res = runner.invoke(app, ["experiment", "gpucb-synthetic", "--set", "algorithms.igp-ucb.B=[1,2]"])
     assert res.exit_code == 2
     assert "B must be a real number, got [1, 2] (list)." in res.output
@@ -246,3 +247,14 @@ def test_list_shows_clean_whole_summaries():
     res = runner.invoke(app, ["list"], env={"COLUMNS": "400"})
     assert res.exit_code == 0
     assert ":math:" not in res.output and "``" not in res.output
+
+
+def test_a_bad_spec_is_named_before_the_folder_is_compared(monkeypatch, tmp_path):
+    """The README's quick start leaves runs/gpucb-synthetic of the full spec in the checkout: a run with a
+    bad --set there must name the bad value, not the folder's other spec."""
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["experiment", "gpucb-synthetic", "--trials", "1", "--horizon", "20"])
+    assert done.exit_code == 0, done.output
+    res = runner.invoke(app, ["experiment", "gpucb-synthetic", "--set", "algorithms.igp-ucb.B=[1,2]"])
+    assert res.exit_code == 2
+    assert "B must be a real number" in res.output and "another experiment" not in res.output

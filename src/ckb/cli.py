@@ -288,8 +288,8 @@ def _experiment(
             spec.check_size()
             out = out or default_out(name, spec)
             check_output_dir(out)
+            spec.validate()  # a bad spec is named first, whatever the folder holds
             check_results_folder(spec, out)
-            spec.validate()
     except CKBError as exc:
         _fail(exc)
     if scales is not None and len(scales) > 1:

@@ -137,14 +137,14 @@ def check_beta_scale_sweep(
 
     scales = check_beta_scales(scales)
     out = check_output_dir(out)
-    check_results_folder(spec, out, layout=BETA_SWEEP)
     plan = [(s, with_beta_scale(spec, s), out / beta_scale_folder(s)) for s in scales]
-    for _, scaled, folder in plan:
+    for _, scaled, folder in plan:  # a bad spec is named first, whatever the folders hold
         scaled.check_size()
         check_output_dir(folder)
-        check_results_folder(scaled, folder)
-    for _, scaled, _ in plan:
         scaled.validate()
+    check_results_folder(spec, out, layout=BETA_SWEEP)
+    for _, scaled, folder in plan:
+        check_results_folder(scaled, folder)
     return plan
 
 

@@ -201,8 +201,8 @@ def run_pipeline(
     check_executor(executor, **(executor_options or {}))
     spec.check_size()
     out = check_output_dir(out)
+    spec.validate()  # a bad spec is named first, whatever the folder holds
     check_results_folder(spec, out)
-    spec.validate()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
