@@ -230,3 +230,21 @@ def test_every_stored_run_record_names_the_method_directory_it_is_filed_under():
         if names != (path.parent.name, path.parent.name) or path.parent.parent.name not in head:
             wrong.append(f"{path.relative_to(root)}: {names}")
     assert not wrong, f"{len(wrong)} record(s) name another method: {wrong[:5]}"
+
+
+def test_plan_refuses_a_repeated_name_and_a_budget_the_design_fills():
+    """A repeated name ran one setup twice into one record ("2 seeds, 0/2 solved" from seed 0 alone), and
+    a budget of 3 on Hartmann-6 was tabulated as "3 evaluations incl. 14 Sobol"."""
+    from ckb.benchmarking.constrained import plan
+    from ckb.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="'gardner-1' is named twice"):
+        plan(["gardner-1", "gardner-1"], ["sobol"], 1, 20)
+    with pytest.raises(InvalidInputError, match="'sobol' is named twice"):
+        plan(["gardner-1"], ["sobol", "sobol"], 1, 20)
+    with pytest.raises(
+        InvalidInputError,
+        match=r"budget 3 is smaller than the initial design of 'hartmann6-ball' \(14 points\)",
+    ):
+        plan(["hartmann6-ball"], ["sobol"], 1, 3)
+    assert len(plan(["hartmann6-ball"], ["sobol"], 1, 14)) == 1

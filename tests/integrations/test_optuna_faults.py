@@ -249,3 +249,22 @@ def test_a_parameter_whose_range_changes_is_named_with_both_ranges(caplog):
     decided = {d["number"]: set(d["params"]) for d in sampler.decisions(study)}
     # (trial 7's decision was made before x's new range was seen: x there is the independent draw)
     assert decided == {6: {"x", "y"}, 7: {"x", "y"}, 8: {"y"}, 9: {"y"}}
+
+
+def test_the_demo_refuses_a_ckb_study_file_and_bad_arguments_in_one_line(tmp_path):
+    """The demo's --storage at a ckb study file added Optuna's tables to it; --jobs 0 and a bad URL gave
+    raw tracebacks."""
+    import hashlib
+
+    from ckb.integrations.optuna import main
+
+    pytest.importorskip("botorch")
+    import ckb
+
+    path = tmp_path / "s.db"
+    ckb.Optimizer([0.0], [1.0], budget=5, policy="cei", storage=path).close()
+    before = hashlib.md5(path.read_bytes()).hexdigest()
+    assert main(["--demo", "--trials", "3", "--storage", f"sqlite:///{path}"]) == 2
+    assert hashlib.md5(path.read_bytes()).hexdigest() == before
+    assert main(["--demo", "--trials", "3", "--jobs", "0"]) == 2
+    assert main(["--demo", "--trials", "3", "--storage", "nonsense"]) == 2

@@ -659,7 +659,19 @@ def plan(
             raise UnknownNameError(f"Unknown method {mth!r}.{did_you_mean(mth, known)}")
     if not problems or not methods:
         raise InvalidInputError(f"need at least one problem and one method, got {problems} and {methods}.")
+    for what, names in (("problem", problems), ("method", methods)):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # one record file per (problem, method, seed): a repeat would be counted as two seeds
+            raise InvalidInputError(f"the {what} {twice[0]!r} is named twice; name each {what} once.")
     budget = check_scalar(budget, "budget", low=2, integer=True)
+    for p in problems:
+        d = CONSTRAINED_BENCHMARKS[p].make(np.random.default_rng(0)).domain.d
+        design = 2 * d + 2 if n_init is None else int(n_init)
+        if budget < design:
+            raise InvalidInputError(
+                f"budget {budget} is smaller than the initial design of {p!r} ({design} points), which "
+                f"every run evaluates first; give a budget of at least {design}."
+            )
     if isinstance(seeds, (int, np.integer)):
         seeds = list(range(check_scalar(seeds, "seeds", low=1, integer=True)))
     seeds = [check_scalar(s, "seed", low=0, integer=True) for s in seeds]

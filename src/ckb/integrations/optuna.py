@@ -136,6 +136,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -1180,16 +1181,47 @@ def _demo_constraints(trial) -> list[float]:
 def demo(
     n_trials: int = 30, storage: str | None = None, policy: str | None = None, seed: int = 0, n_jobs: int = 1
 ):
-    """Run the constrained demo study (Gardner's problem 1) and return it."""
+    """Run the constrained demo study (Gardner's problem 1) and return it. ``storage`` must not be a ckb
+    study file (Optuna would add its tables to it), and a storage Optuna cannot open is a one-line error."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or not (n_jobs == -1 or n_jobs >= 1):
+        raise InvalidInputError(f"n_jobs must be an integer >= 1 (or -1: every core), got {n_jobs!r}.")
+    _not_a_ckb_study_file(storage)
     sampler = CKBSampler(policy=policy, constraints_func=_demo_constraints, seed=seed, n_trials=n_trials)
-    study = optuna.create_study(
-        sampler=sampler, storage=storage, study_name="ckb-demo", load_if_exists=True, direction="minimize"
-    )
+    try:
+        study = optuna.create_study(
+            sampler=sampler, storage=storage, study_name="ckb-demo", load_if_exists=True, direction="minimize"
+        )
+    except CKBError:
+        raise
+    except Exception as exc:  # sqlalchemy's and Optuna's errors for a bad URL or an unusable file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise InvalidInputError(
+            f"cannot open the Optuna storage {storage!r}: {type(exc).__name__}: {first[:200]}"
+        ) from None
     left = n_trials - len(study.trials)
     if left > 0:
         study.optimize(_demo_objective, n_trials=left, n_jobs=n_jobs)
     return study
+
+
+def _not_a_ckb_study_file(storage: Any) -> None:
+    """Refuse ``sqlite:///PATH`` when PATH is a ckb study file (read-only check: the file is not changed)."""
+    if not isinstance(storage, str) or not storage.startswith("sqlite:///"):
+        return
+    path = Path(storage[len("sqlite:///") :])
+    if not path.is_file():
+        return
+    from ckb.studies import StudyStorage
+
+    try:
+        StudyStorage(path, read_only=True).close()
+    except CKBError:
+        return  # not a ckb study file: Optuna's own, or one Optuna will judge
+    raise InvalidInputError(
+        f"{storage!r} is a ckb study file (ckb.Optimizer's); Optuna would add its tables to it. Give "
+        "another file; nothing was changed."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
