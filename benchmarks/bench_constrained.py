@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             raise CKBError(f"--workers must be >= 1, got {args.workers}.")
         configs = plan(problems, _names(args.methods), seeds, budget)
     except CKBError as exc:
-        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        console.print("[bold red]error:[/]", end=" ")
+        console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
         return 2
     methods = list(dict.fromkeys(c.method for c in configs))
     if args.report_only:
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
                 configs, out, workers=args.workers, on_done=on_done, plots=not args.no_plots
             )
         except CKBError as exc:
-            console.print(f"[bold red]error:[/] {exc}", highlight=False)
+            console.print("[bold red]error:[/]", end=" ")
+            console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
             return 2
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: finished runs are saved under {out}; re-run to resume.")

@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"--seeds and --workers must be >= 1 and --budget >= 2, got {args.seeds}, {args.workers}, {args.budget}."
             )
     except CKBError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console.print("[bold red]error:[/]", end=" ")
+        console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
         return 2
     # seed-major: an interrupted benchmark has whole seeds on disk
     configs = [RunConfig(m, p, s, args.budget) for s in range(args.seeds) for p in problems for m in methods]
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             todo, reused = plan_sweep(configs, out, RECORDS)
         except CKBError as exc:
-            console.print(f"[bold red]error:[/] {exc}", highlight=False)
+            console.print("[bold red]error:[/]", end=" ")
+            console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
             return 2
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console) as bar:

@@ -139,3 +139,10 @@ def test_a_regularizer_too_small_for_the_gp_is_named(policy):
     problem = make_problem("rkhs-synthetic", np.random.default_rng(0), constraint="independent")
     with pytest.raises(InvalidInputError, match=r"noise.* must be >= 1e-12, got 1e-300"):
         make_policy(policy, problem.info(), np.random.default_rng(0), horizon=10, noise=1e-300, R=0.1)
+
+
+def test_a_closed_in_memory_study_does_not_point_at_a_file_to_reload():
+    opt = _opt()
+    opt.close()
+    with pytest.raises(InvalidInputError, match="in-memory study is gone once closed"):
+        opt.ask()

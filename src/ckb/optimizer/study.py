@@ -283,10 +283,13 @@ class Study:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise InvalidInputError(
-                f"study {self.name!r} in {self.store.path} was closed; open it again with "
-                f"ckb.Optimizer.load({str(self.store.path)!r}, {self.name!r})."
+            path = str(self.store.path)
+            again = (
+                "an in-memory study is gone once closed (give storage= a file to keep one)"
+                if path == ":memory:"
+                else f"open it again with ckb.Optimizer.load({path!r}, {self.name!r})"
             )
+            raise InvalidInputError(f"study {self.name!r} in {path} was closed; {again}.")
 
     # -------------------------------------------------------------------------- transactions
     def transact(self, decide: Callable[[Step], T]) -> T:
