@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import tomllib
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -191,16 +192,8 @@ class ExperimentSpec(SpecBase):
         except InvalidInputError as exc:
             raise SpecError(f"spec{where}: {exc}") from None
         # each part built on its own, so an error blames the table it comes from
-        try:
+        with _blamed(f"field 'problem'{where}", f"problem {self.problem!r} could not be built: "):
             problem = make_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
-        except CKBError as exc:
-            raise SpecError(f"field 'problem'{where}: {exc}") from None
-        except Exception as exc:  # a user's factory (a plugin) may raise anything: still one line
-            message = " ".join(str(exc).split())
-            raise SpecError(
-                f"field 'problem'{where}: problem {self.problem!r} could not be built: "
-                f"{type(exc).__name__}: {message}"
-            ) from None
         try:
             env_cls(problem, cfg.rng(1), **self.environment_params)
         except (CKBError, TypeError, ValueError) as exc:
@@ -210,16 +203,23 @@ class ExperimentSpec(SpecBase):
             if cfg.algorithm in seen:
                 continue
             seen.add(cfg.algorithm)
-            try:
+            with _blamed(f"field 'algorithms.{cfg.algorithm}'{where}"):
                 Trial(cfg)
-            except CKBError as exc:
-                raise SpecError(f"field 'algorithms.{cfg.algorithm}'{where}: {exc}") from None
-            except Exception as exc:  # a user's policy (a plugin) may raise anything: still one line
-                message = " ".join(str(exc).split())
-                raise SpecError(
-                    f"field 'algorithms.{cfg.algorithm}'{where}: {type(exc).__name__}: {message}"
-                ) from None
         return self
+
+
+@contextmanager
+def _blamed(field: str, failed: str = ""):
+    """An error building one part of a spec as a one-line :class:`SpecError` blaming ``field``: a ckb error
+    as it is, anything else (a user's factory or policy, a plugin, may raise anything) after ``failed``
+    with its type and its message on one line."""
+    try:
+        yield
+    except CKBError as exc:
+        raise SpecError(f"{field}: {exc}") from None
+    except Exception as exc:
+        message = " ".join(str(exc).split())
+        raise SpecError(f"{field}: {failed}{type(exc).__name__}: {message}") from None
 
 
 # -------------------------------------------------------------------- lookup
