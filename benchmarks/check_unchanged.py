@@ -8,9 +8,8 @@ A refactor that must not change results is checked by recording before and after
 
 ``record`` runs each spec of ``ckb list`` with 2 trials and a short horizon (serially, no plots) in a
 temporary folder and keeps every number of each summary (the benchmark spec: 1 seed of three methods on
-its problems, horizon 16, the largest initial design: the speed reducer's). ``compare`` prints the
-experiments whose numbers differ (bit for bit) and exits 1 if any does. Run by hand (a few minutes); not
-part of the test suite.
+two problems, horizon 14). ``compare`` prints the experiments whose numbers differ (bit for bit) and
+exits 1 if any does. Run by hand (a few minutes); not part of the test suite.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from ckb.cli import app
 from ckb.framework.pipeline import SPEC_RECORD
 
 #: (horizon, trials) per experiment kind at the reduced scale
-_SMALL = {"default": ("60", "2"), "benchmark": ("16", "1")}
+_SMALL = {"default": ("60", "2"), "benchmark": ("14", "1")}
 
 
 def _numbers(obj, prefix=""):

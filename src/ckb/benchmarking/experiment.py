@@ -126,11 +126,11 @@ class BenchmarkSpec(SpecBase):
         from ckb.benchmarking.constrained import open_run
 
         where = self.where
+        self._check_budget()  # first: the spec's own field named, not plan()'s general message
         try:
             configs = self.configs()
         except CKBError as exc:
             raise SpecError(f"{self.name}{where}: {exc}") from None
-        self._check_budget()
         first = {}  # each method's first run: on the first problem (configs are seed-major)
         for cfg in configs:
             first.setdefault(cfg.method, cfg)
