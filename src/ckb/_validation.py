@@ -110,15 +110,22 @@ def as_real_array(value: Any, name: str, expected: str = "hold real numbers") ->
         return np.asarray(raw, dtype=float)
     except OverflowError:
         raise InvalidInputError(
-            f"{what} within float range, got an integer too large: {_short(value)}."
+            f"{what} within float range, got an integer too large: {short_repr(value)}."
         ) from None
     except (TypeError, ValueError):
-        raise InvalidInputError(f"{what}, got {_short(value)}.") from None
+        raise InvalidInputError(f"{what}, got {short_repr(value)}.") from None
 
 
-def _short(value: Any, width: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 3] + "..."
+def short_repr(value: Any, width: int = 80, tail: str = "...") -> str:
+    """``repr(value)`` on one line, cut to ``width`` characters (ending in ``tail``) when longer: how
+    every error message quotes a bad value."""
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= width else text[: width - len(tail)] + tail
+
+
+def one_line(text: Any) -> str:
+    """``str(text)`` with every run of whitespace (newlines too) as one space: a message kept on one line."""
+    return " ".join(str(text).split())
 
 
 def check_params(func, params: dict, what: str, skip: tuple[str, ...] = ()) -> None:

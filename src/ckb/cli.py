@@ -21,6 +21,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from ckb.cli_errors import err
+from ckb.cli_errors import fail as _fail
 from ckb.cli_reproduce import reproduce_command
 from ckb.cli_study import study_app
 from ckb.errors import CKBError
@@ -33,7 +35,6 @@ app = typer.Typer(
 )
 app.add_typer(study_app, name="study")  # ckb study list|show|export (cli_study.py)
 console = Console()
-err = Console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -64,14 +65,6 @@ _COLUMNS = (
     TimeElapsedColumn(),
     TimeRemainingColumn(),
 )
-
-
-def _fail(exc: Exception) -> None:
-    # soft_wrap: never break a message (paths, field names) at the terminal width;
-    # markup=False: a message such as "expected values in [0, 1]" is text, not rich markup.
-    err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
-    err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 @contextmanager

@@ -18,17 +18,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ckb._validation import check_scalar
+from ckb.cli_errors import fail as _fail
 from ckb.errors import CKBError
 
 console = Console()
-err = Console(stderr=True)
-
-
-def _fail(exc: Exception) -> None:
-    """``error: MESSAGE`` on one line, exit code 2 (as :mod:`ckb.cli` and :mod:`ckb.cli_study` do)."""
-    err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
-    err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def reproduce_command(

@@ -38,6 +38,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ckb.cli_errors import fail as _fail
 from ckb.errors import CKBError, DataFileError
 
 study_app = typer.Typer(
@@ -52,18 +53,8 @@ def _out() -> Console:
     return Console()  # created per command, so the terminal's width (COLUMNS) is read when it runs
 
 
-err = Console(stderr=True)
-
 FileArg = Annotated[Path, typer.Argument(help="The SQLite study file.")]
 NameArg = Annotated[str, typer.Argument(help="The study's name (see `ckb study list FILE`).")]
-
-
-def _fail(exc: Exception) -> None:
-    # KeyError subclasses (StudyNotFoundError) would print their message quoted
-    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-    err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
-    err.print(str(msg), markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def _open(path: Path):

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from ckb._validation import did_you_mean
+from ckb._validation import did_you_mean, short_repr
 from ckb.errors import CKBError, UnknownNameError
 
 T = TypeVar("T")
@@ -28,14 +28,9 @@ class RegistrationError(CKBError, ValueError):
     """A registration was refused: a bad or taken name or alias, or an object of the wrong sort."""
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _problem_factory(obj: Any) -> str | None:
     if not callable(obj):
-        return f"a callable factory f(rng, **params) -> Problem, got {_short(obj)} ({type(obj).__name__})"
+        return f"a callable factory f(rng, **params) -> Problem, got {short_repr(obj, 60)} ({type(obj).__name__})"
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):  # no signature to inspect (some builtins): accepted
@@ -51,13 +46,13 @@ def _problem_factory(obj: Any) -> str | None:
 def _policy_class(obj: Any) -> str | None:
     if isinstance(obj, type) and all(callable(getattr(obj, a, None)) for a in ("ask", "tell")):
         return None
-    return f"a ckb.policies.Policy subclass (a class with ask and tell), got {_short(obj)} ({type(obj).__name__})"
+    return f"a ckb.policies.Policy subclass (a class with ask and tell), got {short_repr(obj, 60)} ({type(obj).__name__})"
 
 
 def _environment_class(obj: Any) -> str | None:
     if isinstance(obj, type) and callable(getattr(obj, "step", None)):
         return None
-    return f"an Environment class (with step), got {_short(obj)} ({type(obj).__name__})"
+    return f"an Environment class (with step), got {short_repr(obj, 60)} ({type(obj).__name__})"
 
 
 #: registry kind -> check of a registered object (a message saying what was expected, or None)
@@ -96,7 +91,7 @@ class Registry(Generic[T]):
             raise RegistrationError(f"{self.kind} {name!r} is already registered{taken}.")
         if isinstance(aliases, str) or not isinstance(aliases, tuple | list):
             raise RegistrationError(
-                f"the aliases of {self.kind} {name!r} must be a tuple of names, got {_short(aliases)}."
+                f"the aliases of {self.kind} {name!r} must be a tuple of names, got {short_repr(aliases, 60)}."
             )
         for i, alias in enumerate(aliases):
             self._check_name(alias, f"alias of {name!r}")
@@ -123,7 +118,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise RegistrationError(
                 f"a {self.kind} {what} must be a non-empty string without surrounding spaces, got "
-                f"{_short(name)} ({type(name).__name__})."
+                f"{short_repr(name, 60)} ({type(name).__name__})."
             )
 
     def _snapshot(self) -> tuple[set[str], set[str]]:

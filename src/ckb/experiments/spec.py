@@ -48,7 +48,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ckb._validation import did_you_mean
+from ckb._validation import did_you_mean, one_line
 from ckb.errors import CKBError, InvalidInputError, SpecError, UnknownNameError
 from ckb.framework.kinds import KINDS, spec_from_dict
 from ckb.framework.spec import (
@@ -218,8 +218,7 @@ def _blamed(field: str, failed: str = ""):
     except CKBError as exc:
         raise SpecError(f"{field}: {exc}") from None
     except Exception as exc:
-        message = " ".join(str(exc).split())
-        raise SpecError(f"{field}: {failed}{type(exc).__name__}: {message}") from None
+        raise SpecError(f"{field}: {failed}{type(exc).__name__}: {one_line(exc)}") from None
 
 
 # -------------------------------------------------------------------- lookup

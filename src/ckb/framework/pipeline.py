@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ckb._validation import short_repr
 from ckb.errors import CKBError
 from ckb.framework.kinds import kind_of
 from ckb.framework.spec import DEFAULT_KIND
@@ -82,11 +83,6 @@ def _results_identity(spec_dict: dict[str, Any], not_results) -> dict[str, Any]:
     return _plain(identity)
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
     """Where the spec tables ``old`` (the folder's) and ``new`` differ, as dotted field names."""
     out = []
@@ -99,7 +95,7 @@ def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
         elif isinstance(old[key], dict) and isinstance(new[key], dict):
             out += _differences(old[key], new[key], f"{name}.")
         elif old[key] != new[key]:
-            out.append(f"{name} ({_short(old[key])} there, {_short(new[key])} here)")
+            out.append(f"{name} ({short_repr(old[key], 40)} there, {short_repr(new[key], 40)} here)")
     return out
 
 

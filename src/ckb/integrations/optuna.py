@@ -158,7 +158,7 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
         "ckb.integrations.optuna needs Optuna, which is not installed: pip install 'ckb[optuna]'."
     ) from exc
 
-from ckb._validation import check_scalar, did_you_mean
+from ckb._validation import check_scalar, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
     EXACT_NOISE_FLOOR,
@@ -291,11 +291,6 @@ def _trials_text(numbers: Sequence[int]) -> str:
     if nums == list(range(nums[0], nums[-1] + 1)):
         return f"trials {nums[0]}-{nums[-1]}"
     return "trials " + ", ".join(map(str, nums[:5])) + (", ..." if len(nums) > 5 else "")
-
-
-def _short(value: Any, width: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _describe(dist: BaseDistribution, other: BaseDistribution) -> str:
@@ -742,7 +737,7 @@ class CKBSampler(BaseSampler):
 
     def _checked_constraints(self, raw: Any, study, trial: FrozenTrial) -> tuple[float, ...]:
         """``constraints_func``'s result for ``trial`` as the floats to store, or a one-line error."""
-        what = f"constraints_func returned {_short(raw)} for trial {trial.number}"
+        what = f"constraints_func returned {short_repr(raw)} for trial {trial.number}"
         items = raw.tolist() if isinstance(raw, np.ndarray) and raw.ndim == 1 else raw
         if not isinstance(items, (list, tuple)) or not all(map(_is_real, items)):
             raise InvalidInputError(

@@ -137,6 +137,7 @@ from typing import Any
 
 import numpy as np
 
+from ckb._validation import one_line
 from ckb.errors import CKBError, InvalidInputError
 
 #: each outcome transform of ckb.Optimizer (``outcome_transform=``) as its choice per target,
@@ -212,7 +213,7 @@ def capture_warnings() -> Iterator[list[str]]:
         if issubclass(w.category, _NOT_NUMERICS):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
             continue
-        text = " ".join(str(w.message).split())
+        text = one_line(w.message)
         out.append(f"{w.category.__name__}: {text[:300]}")
 
 

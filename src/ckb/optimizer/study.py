@@ -47,6 +47,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from ckb._validation import short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
 from ckb.studies.turns import StudyBusyError
@@ -425,11 +426,6 @@ def _norm(v: np.ndarray) -> float:
     return a * float(np.linalg.norm(v / a))
 
 
-def _short(value: Any, width: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 5] + " ...]"
-
-
 def _check_spec(
     store: StudyStorage,
     name: str,
@@ -448,7 +444,7 @@ def _check_spec(
         a, b = loads(dumps(stored.get(key, defaults.get(key)))), loads(dumps(given.get(key)))
         if a != b:
             raise InvalidInputError(
-                f"study {name!r} in {store.path} was created with {key} = {_short(a)}, but this Optimizer was "
-                f"given {key} = {_short(b)}. Pass the stored options to resume it (Optimizer.load(path, "
+                f"study {name!r} in {store.path} was created with {key} = {short_repr(a, tail=' ...]')}, but this Optimizer was "
+                f"given {key} = {short_repr(b, tail=' ...]')}. Pass the stored options to resume it (Optimizer.load(path, "
                 f"{name!r}) reads them), or use another study_name."
             )

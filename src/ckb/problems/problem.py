@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_bool
+from ckb._validation import check_bool, short_repr
 from ckb.contract.domain import Domain
 from ckb.contract.problem_info import ProblemInfo
 from ckb.errors import InvalidInputError
@@ -79,12 +79,12 @@ class Problem:
         if not isinstance(domain, Domain):
             raise InvalidInputError(
                 f"problem {name!r}: domain must be a ckb.problems.FiniteDomain or BoxDomain, got "
-                f"{type(domain).__name__} ({_short(domain)})."
+                f"{type(domain).__name__} ({short_repr(domain, 60)})."
             )
         if not (callable(getattr(noise, "sample", None)) and callable(getattr(noise, "to_dict", None))):
             raise InvalidInputError(
                 f"problem {name!r}: noise must be a ckb.problems.ObservationModel (e.g. GaussianNoise(0.1, "
-                f"0.1)), got {_short(noise)} ({type(noise).__name__})."
+                f"0.1)), got {short_repr(noise, 60)} ({type(noise).__name__})."
             )
         self.name = name
         self.domain = domain
@@ -158,7 +158,7 @@ class Problem:
             values = np.asarray(out, dtype=float)
         except (TypeError, ValueError):
             raise InvalidInputError(
-                f"problem {self.name!r}: {what}(x) must be real numbers, got {_short(out)} at x = "
+                f"problem {self.name!r}: {what}(x) must be real numbers, got {short_repr(out, 60)} at x = "
                 f"{np.asarray(x).tolist()}."
             ) from None
         if values.size != size:
@@ -264,17 +264,12 @@ class Problem:
         return out
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value).replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _numeric(values: Any, what: str) -> np.ndarray:
     """``values`` as a float array, or an :class:`InvalidInputError` saying ``what`` is not numeric."""
     try:
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"{what} must be real numbers, got {_short(values)}.") from None
+        raise InvalidInputError(f"{what} must be real numbers, got {short_repr(values, 60)}.") from None
 
 
 def _table(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ckb._config import SeededConfig
-from ckb._validation import did_you_mean
+from ckb._validation import did_you_mean, one_line, short_repr
 from ckb.errors import CKBError, DataFileError, InvalidInputError
 from ckb.io import load_state, save_state
 from ckb.kernels import Kernel
@@ -53,7 +53,7 @@ class TrialConfig(SeededConfig):
             value = getattr(self, name)
             if not isinstance(value, Mapping):
                 raise InvalidInputError(
-                    f"TrialConfig.{name} must be a table (a dict of name -> value), got {_short(value)} "
+                    f"TrialConfig.{name} must be a table (a dict of name -> value), got {short_repr(value, 60)} "
                     f"({type(value).__name__})."
                 )
             bad = [k for k in value if not isinstance(k, str)]
@@ -64,7 +64,7 @@ class TrialConfig(SeededConfig):
             if kernel is not None and not isinstance(kernel, Mapping | Kernel):
                 raise InvalidInputError(
                     f'TrialConfig.policy_params[{key!r}] must be a table such as {{type = "se", '
-                    f"lengthscale = 0.2}} or a ckb.kernels.Kernel, got {_short(kernel)}."
+                    f"lengthscale = 0.2}} or a ckb.kernels.Kernel, got {short_repr(kernel, 60)}."
                 )
         if self.environment in ENVIRONMENTS:  # an unknown name is an UnknownNameError from Trial
             from ckb.policies import init_parameters
@@ -82,11 +82,6 @@ class TrialConfig(SeededConfig):
         if not d["inputs"]:  # a trial without input files keeps the hash it had before inputs existed
             d.pop("inputs")
         return d
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class Trial:
@@ -175,7 +170,7 @@ class Trial:
             raise DataFileError(f"checkpoint {str(path)!r} does not exist.") from None
         except Exception as exc:
             raise InvalidInputError(
-                f"checkpoint {str(path)!r} is not a readable ckb checkpoint ({_one_line(exc)})."
+                f"checkpoint {str(path)!r} is not a readable ckb checkpoint ({one_line(exc)})."
             ) from None
         missing = [
             k for k in ("config", "policy", "env", "trace") if not isinstance(state, dict) or k not in state
@@ -187,10 +182,10 @@ class Trial:
             try:
                 return fn()
             except CKBError as exc:
-                raise InvalidInputError(f"checkpoint {str(path)!r}, {what}: {_one_line(exc)}") from None
+                raise InvalidInputError(f"checkpoint {str(path)!r}, {what}: {one_line(exc)}") from None
             except Exception as exc:
                 raise InvalidInputError(
-                    f"checkpoint {str(path)!r} has a bad {what} ({type(exc).__name__}: {_one_line(exc)})."
+                    f"checkpoint {str(path)!r} has a bad {what} ({type(exc).__name__}: {one_line(exc)})."
                 ) from None
 
         config = part("'config'", lambda: TrialConfig(**state["config"]))
@@ -205,7 +200,3 @@ class Trial:
         part("'env'", lambda: trial.env.load_state_dict(state["env"]))
         trial.trace = trace
         return trial
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())

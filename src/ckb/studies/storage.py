@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import did_you_mean
+from ckb._validation import did_you_mean, short_repr
 from ckb.errors import CKBError, DataFileError, InvalidInputError
 from ckb.studies.turns import TURNS_TABLE, StudyBusyError, turn
 
@@ -148,9 +148,9 @@ def _real(v: Any) -> bool:
         return False
 
 
-def _short(value: Any, width: int = 60) -> str:
-    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
-    return text if len(text) <= width else text[: width - 4] + " ..."
+def _short(value: Any) -> str:
+    """A stored value as error messages quote it (an array as the list it was stored as)."""
+    return short_repr(value.tolist() if isinstance(value, np.ndarray) else value, 60, " ...")
 
 
 def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:

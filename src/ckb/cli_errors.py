@@ -1,0 +1,26 @@
+"""How every ``ckb`` command reports a bad input: ``error: MESSAGE`` on one line of stderr, exit code 2.
+
+Shared by :mod:`ckb.cli`, :mod:`ckb.cli_study` and :mod:`ckb.cli_reproduce` (the last two cannot import
+:mod:`ckb.cli`, which registers them).
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+#: the commands' stderr
+err = Console(stderr=True)
+
+
+def fail(exc: Exception) -> None:
+    """Print ``exc`` as one ``error:`` line and exit with code 2.
+
+    ``soft_wrap``: a message (paths, field names) is never broken at the terminal's width; ``markup=False``:
+    a message such as "expected values in [0, 1]" is text, not rich markup; a KeyError subclass (e.g.
+    StudyNotFoundError) prints its message, not its quoted repr.
+    """
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
+    err.print(str(msg), markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
