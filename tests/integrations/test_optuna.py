@@ -175,7 +175,7 @@ def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_uni
         _run(tmp_path / "u.db", 9, {"policy": "pcei", "outcome_transform": "rms", **FAST})
     with pytest.raises(InvalidInputError, match="outcome_transform must be one of"):
         CKBSampler(outcome_transform="log")
-    with pytest.raises(InvalidInputError, match="exact must be True or False"):
+    with pytest.raises(InvalidInputError, match="exact must be true or false"):
         CKBSampler(exact="yes")
 
     # a study whose sampler settings predate the option was run in RMS units: it resumes with those

@@ -220,3 +220,17 @@ def test_dmabo_checks_eps_cap_in_theory_mode_even_without_constraints(value):
     problem = small_problem(m=0, affine=True)
     with pytest.raises(InvalidInputError, match=r"^eps_cap must be"):
         dmabo_parameters({"mode": "theory", "eps_cap": value}, 5, problem, [])
+
+
+# ------------------------------------------------------------------------- yes/no method parameters
+@pytest.mark.parametrize("method, key, m", [("dmabo", "clip", 1), ("admm-penalty", "dual", 0)])
+def test_yes_no_method_params_share_one_check(method, key, m):
+    """One check for every yes/no parameter (``ckb._validation.check_bool``): a string is named with its
+    type, and numpy's booleans (e.g. read from an array) are booleans."""
+    problem = small_problem(m=m, affine=True)
+    with pytest.raises(
+        InvalidInputError, match=rf"^{key} must be true or false, got 'yes' \(str\)\.$"
+    ) as exc:
+        build_setup(method, problem, {key: "yes"}, 5, 0, 0)
+    _one_line(exc)
+    build_setup(method, problem, {key: np.bool_(False)}, 5, 0, 0)

@@ -261,7 +261,7 @@ def test_bad_input_is_named_and_nothing_stored_is_lost(call, err, match):
         ({"budget": 0}, InvalidInputError, "budget must be >= 1"),
         ({"refit_every": 0.5}, InvalidInputError, "refit_every must be an integer"),
         ({"batch_separation": -0.1}, InvalidInputError, "batch_separation must be >= 0"),
-        ({"minimize": "yes"}, InvalidInputError, "minimize must be True or False"),
+        ({"minimize": "yes"}, InvalidInputError, "minimize must be true or false"),
         (
             {"policy": "ckb-ucb", "beta": {"type": "thoery"}},
             InvalidInputError,

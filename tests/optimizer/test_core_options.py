@@ -243,7 +243,7 @@ def test_under_auto_slack_cei_models_a_minimized_objective_spanning_decades_by_i
     )
     run(off, 6, _spanning)
     assert off.metrics()["outcome_units"]["objective"] == "standardize"
-    with pytest.raises(InvalidInputError, match="objective_log must be True or False, got 'yes'"):
+    with pytest.raises(InvalidInputError, match="objective_log must be true or false, got 'yes'"):
         ckb.Optimizer([0, 0], [1, 1], m=1, policy="slack-cei", objective_log="yes")
 
 

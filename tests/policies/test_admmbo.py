@@ -227,7 +227,7 @@ def test_grid_domain_gets_indices(rng):
         ({"tol_c": -0.1}, "tol_c must be >= 0"),
         ({"max_iterations": 0}, "max_iterations must be >= 1, got 0"),
         ({"total_budget": 40}, "total_budget = 40 is too small"),
-        ({"ei_noise": "yes"}, "ei_noise must be True or False, got 'yes'"),
+        ({"ei_noise": "yes"}, "ei_noise must be true or false, got 'yes'"),
         ({"rho0": 1.0}, "Did you mean 'rho'"),
     ],
 )

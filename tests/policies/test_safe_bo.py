@@ -460,7 +460,7 @@ def test_kernel_distance_for_arms_without_coordinates():
         ("stageopt", {"T0": -1}, "T0 must be >= 0"),
         ("stageopt", {"T0_fraction": 1.5}, "T0_fraction must be <= 1"),
         ("stageopt", {"horizon": 0}, "horizon must be >= 1"),
-        ("stageopt", {"freeze_safe_set": "yes"}, "freeze_safe_set must be True or False"),
+        ("stageopt", {"freeze_safe_set": "yes"}, "freeze_safe_set must be true or false"),
         ("sgp-ucb", {"explore": "random"}, "explore must be"),
         ("sgp-ucb", {"T_explore": 2.5}, "T_explore must be an integer"),
         ("sgp-ucb", {"noise": 0.0}, "noise must be >= 1e-12"),

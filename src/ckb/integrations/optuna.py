@@ -158,12 +158,11 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
         "ckb.integrations.optuna needs Optuna, which is not installed: pip install 'ckb[optuna]'."
     ) from exc
 
-from ckb._validation import check_scalar, did_you_mean, short_repr
+from ckb._validation import check_bool, check_scalar, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
     EXACT_NOISE_FLOOR,
     SEARCH_OPTIONS,
-    _check_bool,
     _check_outcome_transform,
     _fit_models,
     _kept_message,
@@ -526,7 +525,7 @@ class CKBSampler(BaseSampler):
         )
         self.seed = check_scalar(seed, "seed", low=0, integer=True)
         self.outcome_transform = _check_outcome_transform(outcome_transform)
-        self.exact = _check_bool(exact, "exact")
+        self.exact = check_bool(exact, "exact")
         if categorical not in ("error", "independent"):
             raise InvalidInputError(f"categorical must be 'error' or 'independent', got {categorical!r}.")
         self.categorical = categorical

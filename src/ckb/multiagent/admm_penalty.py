@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_bool, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.multiagent.agent import GridAgent
 from ckb.multiagent.coordinator import Coordinator
@@ -131,9 +131,7 @@ def build_admm_penalty(problem, params: dict[str, Any], horizon: int, seed: int,
         )
     kwargs = agent_kwargs(problem, params, horizon, seed, trial)
     Q = check_scalar(params.get("Q", 5.0), "Q (penalty)", low=0.0)
-    dual = params.get("dual", True)
-    if not isinstance(dual, bool):
-        raise InvalidInputError(f"dual must be true or false, got {dual!r}.")
+    dual = check_bool(params.get("dual", True), "dual")
     for kw in kwargs:
         kw["Q"] = Q
     return Setup(

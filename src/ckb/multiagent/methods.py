@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import did_you_mean
+from ckb._validation import check_bool, did_you_mean
 from ckb.errors import InvalidInputError
 from ckb.registry import Registry
 
@@ -57,9 +57,7 @@ def agent_kwargs(
 ) -> list[dict[str, Any]]:
     """The kwargs every :class:`~ckb.multiagent.agent.GridAgent` takes, one dict per agent."""
     surrogate = params.get("surrogate", "gp")
-    clip = params.get("clip", True)
-    if not isinstance(clip, bool):
-        raise InvalidInputError(f"clip must be true or false, got {clip!r}.")
+    clip = check_bool(params.get("clip", True), "clip")
     C = np.asarray(problem.hints["C"], dtype=float)
     out = []
     for i in range(problem.n_agents):

@@ -152,7 +152,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import as_real_array, check_scalar, did_you_mean
+from ckb._validation import as_real_array, check_bool, check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.models import (
     OUTCOME_TRANSFORMS,
@@ -236,12 +236,6 @@ def _policy_registry():
     from ckb.optimizer.policies import OPTIMIZER_POLICIES
 
     return OPTIMIZER_POLICIES
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidInputError(f"{name} must be True or False, got {value!r}.")
-    return bool(value)
 
 
 def units_transform(transform: str, policy: Any) -> str:
@@ -407,9 +401,9 @@ class Optimizer:
         self.space = Space(lower, upper, candidates)
         self.m = check_scalar(m, "m (number of constraints)", low=1, high=_MAX_M, integer=True)
         self.budget = check_scalar(budget, "budget", low=1, integer=True)
-        self.minimize = _check_bool(minimize, "minimize")
-        self.exact = _check_bool(exact, "exact")
-        self.strict_numerics = _check_bool(strict_numerics, "strict_numerics")
+        self.minimize = check_bool(minimize, "minimize")
+        self.exact = check_bool(exact, "exact")
+        self.strict_numerics = check_bool(strict_numerics, "strict_numerics")
         self.seed = check_scalar(seed, "seed", low=0, integer=True)
         goals = _goal_policies()
         if not isinstance(goal, str) or goal not in goals:
@@ -831,7 +825,7 @@ class Optimizer:
         Values must be finite; ``constraints`` has m entries (<= 0: feasible). ``note`` is kept with the
         trial (``history()``), failed or not.
         """
-        failed = _check_bool(failed, "failed")
+        failed = check_bool(failed, "failed")
         if (x is None) == (trial is None):
             raise InvalidInputError(
                 "tell needs the point x or trial= (its trial number), one of them"

@@ -115,7 +115,7 @@ import numpy as np
 from scipy.special import ndtr
 from scipy.stats import qmc
 
-from ckb._validation import check_scalar
+from ckb._validation import check_bool, check_scalar
 from ckb.contract.domain import BoxDomain
 from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError
@@ -305,9 +305,7 @@ class ADMMBO(Policy):
         self.tol_c = check_scalar(tol_c, "tol_c", low=0.0)
         self.n_candidates = check_scalar(n_candidates, "n_candidates", low=1, integer=True)
         self.max_fit_evals = check_scalar(max_fit_evals, "max_fit_evals", low=1, integer=True)
-        if not isinstance(ei_noise, bool):
-            raise InvalidInputError(f"ei_noise must be True or False, got {ei_noise!r}.")
-        self.ei_noise = ei_noise
+        self.ei_noise = check_bool(ei_noise, "ei_noise")
         m = info.m
         if total_budget is None:
             total_budget = 100 * (m + 1)

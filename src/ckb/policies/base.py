@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_bool, check_scalar
 from ckb.contract.observation import Observation
 from ckb.contract.problem_info import ProblemInfo
 from ckb.errors import InvalidInputError, OutOfDomainError
@@ -272,9 +272,7 @@ class Policy(ABC):
                 f"policy {self._who!r}: tell needs a ckb.contract.Observation, got {type(obs).__name__} {obs!r:.80}."
             )
         has_y, has_c = obs.has_y, obs.has_c
-        for name, v in (("has_y", has_y), ("has_c", has_c)):
-            if not isinstance(v, (bool, np.bool_)):
-                raise InvalidInputError(f"observation {name} must be true or false, got {v!r}.")
+        has_y, has_c = check_bool(has_y, "observation has_y"), check_bool(has_c, "observation has_c")
         if not (has_y and has_c) and not self.accepts_partial_feedback:
             raise InvalidInputError(
                 f"policy {self._who!r} cannot use feedback whose reward and costs arrive separately "

@@ -152,7 +152,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import check_bool, check_choice, check_scalar
 from ckb.contract.distances import euclidean_distances, kernel_distances
 from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError, OutOfDomainError
@@ -753,15 +753,9 @@ class StageOpt(_LipschitzSafeBO):
             "stageopt",
             "the stage-1 length",
         )
-        for flag, val in (
-            ("switch_when_converged", switch_when_converged),
-            ("freeze_safe_set", freeze_safe_set),
-        ):
-            if not isinstance(val, (bool, np.bool_)):
-                raise InvalidInputError(f"{flag} must be True or False, got {val!r}.")
         self.horizon = horizon
-        self.switch_when_converged = bool(switch_when_converged)
-        self.freeze_safe_set = bool(freeze_safe_set)
+        self.switch_when_converged = check_bool(switch_when_converged, "switch_when_converged")
+        self.freeze_safe_set = check_bool(freeze_safe_set, "freeze_safe_set")
         super().__init__(info, rng, safe_rule=safe_set, **params)
         self.stage = 1
         self.switched_at = 0  # first round of stage 2 (0: not yet)

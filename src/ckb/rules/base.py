@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar, did_you_mean
+from ckb._validation import check_bool, check_finite_array, check_scalar, did_you_mean
 from ckb.errors import InvalidInputError
 from ckb.exploration.beta import make_beta
 
@@ -110,9 +110,7 @@ class Flag:
     """A boolean."""
 
     def check(self, name: str, value: Any, m: int) -> bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise InvalidInputError(f"{name} must be true or false, got {value!r}.")
-        return bool(value)
+        return check_bool(value, name)
 
 
 POSITIVE = Real(low=0.0, low_inclusive=False)

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.errors import InvalidInputError
+from ckb._validation import check_bool
 from ckb.optimizer.acquisition import Maximizer
 from ckb.optimizer.policies.pcei import PessimisticCEI, _signed_thresholds, higher_scoring
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
@@ -60,9 +60,7 @@ class SlackCEI(PessimisticCEI):
 
     def __init__(self, m: int, horizon: int, *, objective_log: bool = True, **params: Any) -> None:
         super().__init__(m, horizon, **params)
-        if not isinstance(objective_log, (bool, np.bool_)):
-            raise InvalidInputError(f"objective_log must be True or False, got {objective_log!r}.")
-        self.objective_log = bool(objective_log)
+        self.objective_log = check_bool(objective_log, "objective_log")
 
     def constants(self) -> dict[str, Any]:
         """The rule's constants and ``objective_log``."""
