@@ -272,6 +272,35 @@ def test_a_plot_without_an_extension_is_a_png_and_its_real_path_is_printed(study
         ("UPDATE trials SET x = '[0.1]' WHERE number = 1", "trial 1 of study 'pump': its x [0.1]"),
         ("UPDATE trials SET info = '[1]' WHERE number = 1", "trial 1 of study 'pump': its info [1]"),
         ("UPDATE studies SET spec = json_set(spec, '$.m', 'x') WHERE name = 'pump'", "spec of study 'pump'"),
+        (
+            "UPDATE studies SET spec = json_set(spec, '$.violation_budget', json('[\"a\", 1]')) "
+            "WHERE name = 'pump'",
+            "spec of study 'pump' (violation_budget ['a', 1]",
+        ),
+        (
+            "UPDATE studies SET spec = json_set(spec, '$.violation_budget', json('[1, 2, 3]')) "
+            "WHERE name = 'pump'",
+            "spec of study 'pump' (violation_budget [1, 2, 3]",
+        ),
+        (
+            "UPDATE studies SET spec = json_set(spec, '$.violation_budget', json('[-1, 2]')) "
+            "WHERE name = 'pump'",
+            "spec of study 'pump' (violation_budget [-1, 2]",
+        ),
+        (
+            "UPDATE trials SET info = json_set(info, '$.numerics', json('{\"fit_warnings\": \"x\"}')) "
+            "WHERE number = 1",
+            "trial 1 of study 'pump': its info['numerics'] {'fit_warnings': 'x'}",
+        ),
+        (
+            "UPDATE trials SET info = json_set(info, '$.numerics', json('[1]')) WHERE number = 1",
+            "trial 1 of study 'pump': its info['numerics'] [1]",
+        ),
+        (
+            "UPDATE trials SET info = json_set(info, '$.numerics', json('{\"messages\": 3}')) "
+            "WHERE number = 1",
+            "trial 1 of study 'pump': its info['numerics'] {'messages': 3}",
+        ),
     ],
 )
 def test_damaged_rows_are_one_line_errors_in_every_command(study, sql, needle):

@@ -155,7 +155,8 @@ def _short(value: Any) -> str:
 
 def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
     """``(lower, upper, m)`` of a study spec, checked: lists of as many finite numbers with upper > lower,
-    and m a whole number >= 0; a ValueError says what is wrong."""
+    m a whole number >= 0, and a ``violation_budget``, if any, m numbers >= 0; a ValueError says what is
+    wrong."""
     lo, hi, m = (
         v.tolist() if isinstance(v, np.ndarray) else v for v in (spec["lower"], spec["upper"], spec["m"])
     )
@@ -166,7 +167,36 @@ def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
         raise ValueError(f"bounds must have upper > lower, got lower {_short(lo)} and upper {_short(hi)}")
     if not (_real(m) and m >= 0 and float(m).is_integer()):
         raise ValueError(f"m (the number of constraints) must be a whole number >= 0, got {_short(m)}")
+    budget = spec.get("violation_budget")
+    if budget is not None:  # a ckb.Optimizer study's: m numbers >= 0 (ckb.optimizer.core)
+        budget = budget.tolist() if isinstance(budget, np.ndarray) else budget
+        if not (isinstance(budget, list) and len(budget) == m and all(_real(v) and v >= 0 for v in budget)):
+            raise ValueError(
+                f"violation_budget {_short(budget)} must be None or {int(m)} finite numbers >= 0"
+            )
     return [float(a) for a in lo], [float(b) for b in hi], int(m)
+
+
+def _count(v: Any) -> bool:
+    """``v`` is a whole number >= 0 (a count)."""
+    return _real(v) and v >= 0 and float(v).is_integer()
+
+
+def _numerics_problem(num: Any) -> str | None:
+    """What is wrong with a trial's ``info["numerics"]`` (written by ckb.Optimizer: the counts
+    ``fit_warnings``, ``acq_warnings`` and ``fit_failed`` and a list of ``messages``), or None."""
+    counts = ("fit_warnings", "acq_warnings", "fit_failed")
+    if (
+        isinstance(num, dict)
+        and all(_count(num.get(k, 0)) for k in counts)
+        and isinstance(num.get("messages", []), list)
+        and all(isinstance(s, str) for s in num.get("messages", []))
+    ):
+        return None
+    return (
+        f"info['numerics'] {_short(num)} (expected whole numbers >= 0 for {', '.join(counts)} and a list of "
+        "messages)"
+    )
 
 
 def _row_problem(state, x, objective, constraints, info, lower, upper, m) -> str | None:
@@ -199,6 +229,8 @@ def _row_problem(state, x, objective, constraints, info, lower, upper, m) -> str
         )
     if info is not None and not isinstance(info, dict):
         return f"info {_short(info)} (expected a dict)"
+    if info is not None and "numerics" in info:
+        return _numerics_problem(info["numerics"])
     return None
 
 
