@@ -32,6 +32,33 @@ def test_a_kind_must_name_its_spec_class_kind():
         register_kind(KINDS.get("benchmark"))
 
 
+def test_a_refused_kind_is_a_registration_error_naming_it():
+    """A plugin's wrong kind is a one-line RegistrationError (it was a plain ValueError, and a kind whose
+    ``spec`` is not a spec class an AttributeError), and nothing is registered."""
+    from ckb.registry import RegistrationError
+
+    class NoSpec(Kind):
+        name = "nospec"
+        spec = None
+
+    class Wrong(Kind):
+        name = "other"
+        spec = KINDS.get("benchmark").spec
+
+    before = KINDS.names()
+    for bad, needle in (
+        (NoSpec(), r"^kind 'nospec': its spec must be a ckb.framework.SpecBase subclass, got None\.$"),
+        (Wrong(), r"^kind 'other' must name its spec class's kind \('benchmark'\)\.$"),
+        (
+            "single-agent",
+            r"^register_kind takes a ckb.framework.Kind instance, got 'single-agent' \(str\)\.$",
+        ),
+    ):
+        with pytest.raises(RegistrationError, match=needle):
+            register_kind(bad)
+    assert KINDS.names() == before
+
+
 def test_the_import_string_tables_are_deprecated_but_still_answer():
     import importlib
 

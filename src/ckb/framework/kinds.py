@@ -19,12 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ckb._validation import did_you_mean
+from ckb._validation import did_you_mean, short_repr
 from ckb.errors import SpecError
 from ckb.framework.report import ConsoleReport, TextTable, trial_report
 from ckb.framework.spec import DEFAULT_KIND, SpecBase
 from ckb.io import write_json
-from ckb.registry import Registry
+from ckb.registry import RegistrationError, Registry
 
 
 class Kind:
@@ -82,9 +82,20 @@ KINDS: Registry[Kind] = Registry("experiment kind")
 
 
 def register_kind(kind: Kind) -> Kind:
-    """Add ``kind`` under its ``name`` (which must be its spec class's ``kind``)."""
+    """Add ``kind`` under its ``name`` (which must be its spec class's ``kind``); a
+    :class:`~ckb.registry.RegistrationError` says what is wrong, and nothing is added."""
+    if not isinstance(kind, Kind):
+        raise RegistrationError(
+            f"register_kind takes a ckb.framework.Kind instance, got {short_repr(kind, 60)} "
+            f"({type(kind).__name__})."
+        )
+    if not (isinstance(kind.spec, type) and issubclass(kind.spec, SpecBase)):
+        raise RegistrationError(
+            f"kind {kind.name!r}: its spec must be a ckb.framework.SpecBase subclass, got "
+            f"{short_repr(kind.spec, 60)}."
+        )
     if not kind.name or kind.name != kind.spec.kind:
-        raise ValueError(f"kind {kind.name!r} must name its spec class's kind ({kind.spec.kind!r}).")
+        raise RegistrationError(f"kind {kind.name!r} must name its spec class's kind ({kind.spec.kind!r}).")
     KINDS.add(kind.name, kind)
     return kind
 
