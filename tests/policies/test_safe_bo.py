@@ -144,8 +144,11 @@ def _toy(n=8, m=1, hints=None, kernel=None, domain=None):
     )
 
 
-def _obs(t, i, y, c):
-    return Observation(t, i, np.array([float(i)]), float(y), np.atleast_1d(np.asarray(c, dtype=float)))
+def _obs(pol, t, i, y, c):
+    """An observation of arm ``i`` of ``pol``'s domain (an index out of range keeps a placeholder point)."""
+    cand = pol.info.domain.candidates
+    x = cand[i] if 0 <= i < len(cand) else np.array([float(i)])
+    return Observation(t, i, x, float(y), np.atleast_1d(np.asarray(c, dtype=float)))
 
 
 def test_safeopt_intervals_and_choice_match_dense_reference():
@@ -182,7 +185,7 @@ def test_safeopt_intervals_and_choice_match_dense_reference():
         cand = np.flatnonzero(G | M)
         assert a in cand and w[a] == pytest.approx(w[cand].max(), rel=1e-9)
         y, c = np.sin(3 * X[a, 0]) + 0.1 * env.normal(), X[a, 0] - 0.6 + 0.1 * env.normal()
-        pol.tell(_obs(t, a, y, c))
+        pol.tell(_obs(pol, t, a, y, c))
         hist.append((a, y, c))
 
 
@@ -305,7 +308,7 @@ def test_when_only_the_seed_is_safe_the_seed_is_played():
             if name == "stageopt":
                 converged = params.get("switch_when_converged", True)
                 assert pol.internals()["stage"] == (2 if converged or t > 10 else 1)
-            pol.tell(_obs(t, a, 0.5, -0.1))
+            pol.tell(_obs(pol, t, a, 0.5, -0.1))
         if name == "stageopt" and params.get("switch_when_converged", True):
             assert pol.switched_at == 1  # G_1 is empty: stage 1 ends at once
 
@@ -339,7 +342,7 @@ def test_sgp_ucb_exploration_is_uniform_over_the_seed_set():
     for t in range(1, 601):
         a = pol.ask()
         counts[a] += 1
-        pol.tell(_obs(t, a, 0.0, -1.0))
+        pol.tell(_obs(pol, t, a, 0.0, -1.0))
     # Binomial(600, 1/3) each: mean 200, sd 11.5
     assert counts.sum() == 600 and set(np.flatnonzero(counts)) == {3, 8, 20}
     assert counts[[3, 8, 20]].min() > 150
@@ -539,9 +542,9 @@ def test_bad_observation_is_rejected_and_nothing_recorded():
     pol = make_policy("safeopt", p.info(), np.random.default_rng(0))
     a = pol.ask()
     with pytest.raises(InvalidInputError, match="finite"):
-        pol.tell(_obs(1, a, 0.3, [0.1, math.nan]))
+        pol.tell(_obs(pol, 1, a, 0.3, [0.1, math.nan]))
     with pytest.raises(OutOfDomainError, match="not an arm"):
-        pol.tell(_obs(1, 17, 0.3, [0.1, 0.2]))
+        pol.tell(_obs(pol, 1, 17, 0.3, [0.1, 0.2]))
     assert pol.gp.t == 0 and all(gp.t == 0 for gp in pol.gp_g)
 
 
@@ -585,7 +588,7 @@ def test_gp_expanders_match_a_refit_gp_with_the_hypothetical_observation():
     env = np.random.default_rng(3)
     for t in range(1, 9):
         a = pol.ask()
-        pol.tell(_obs(t, a, np.sin(3 * a / 7), a / 7 - 0.6 + 0.05 * env.normal()))
+        pol.tell(_obs(pol, t, a, np.sin(3 * a / 7), a / 7 - 0.6 + 0.05 * env.normal()))
     pol.t += 1
     pol._betas()
     pol._lipschitz_step()
@@ -611,7 +614,7 @@ def test_stageopt_gp_plays_in_its_safe_set_and_refuses_a_lipschitz_constant():
     for t in range(1, 21):
         a = pol.ask()
         assert pol.safe[a]
-        pol.tell(_obs(t, a, 0.5, a / 7 - 0.6))
+        pol.tell(_obs(pol, t, a, 0.5, a / 7 - 0.6))
     assert pol.internals()["stage"] == 2
     with pytest.raises(InvalidInputError, match="only used with safe_set = 'lipschitz'"):
         make_policy("stageopt", p.info(), np.random.default_rng(0), T0=10, lipschitz=1.0)

@@ -183,6 +183,19 @@ def test_tell_rejects_nonfinite_costs_and_non_arms(name, kw, match):
     _refused(po, lambda: po.tell(_obs(po, **kw)), match)
 
 
+@pytest.mark.parametrize("name", FINITE)
+def test_tell_refuses_a_point_that_is_not_its_arm(name):
+    """An observation of arm 3 whose ``x`` is arm 4's point (or no point) was recorded as arm 3's: the two
+    must agree (to round-off), and the arm's own point is what policies read."""
+    po = _policy(name)
+    po.ask()
+    cand = po.info.domain.candidates
+    _refused(po, lambda: po.tell(_obs(po, x=cand[4])), "observation x", str(cand[4].tolist()), "arm 3")
+    _refused(po, lambda: po.tell(_obs(po, x=np.array([np.nan]))), "observation x", "arm 3")
+    _refused(po, lambda: po.tell(_obs(po, x=[[cand[3][0]]])), "observation x", "arm 3")
+    po.tell(_obs(po, x=list(cand[3] * (1 + 1e-13))))  # round-off is the same point
+
+
 def test_penalty_error_names_the_input_cost():
     po = _policy("penalty-noiseless")
     po.ask()

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_bool, check_scalar
+from ckb._validation import check_bool, check_scalar, short_repr
 from ckb.contract.observation import Observation
 from ckb.contract.problem_info import ProblemInfo
 from ckb.errors import InvalidInputError, OutOfDomainError
@@ -290,7 +290,16 @@ class Policy(ABC):
                 raise OutOfDomainError(
                     f"observation index {obs.index!r} is not an arm of the domain (0..{n - 1})."
                 )
-            x = obs.x
+            x = dom.candidates[index]  # the arm's own point; obs.x must be it, to round-off
+            try:
+                given = np.asarray(obs.x, dtype=float)
+            except (TypeError, ValueError):
+                given = None
+            if given is None or given.shape != x.shape or not np.allclose(given, x, rtol=1e-9, atol=1e-12):
+                raise OutOfDomainError(
+                    f"observation x {short_repr(obs.x, 80)} is not the point of arm {index} "
+                    f"({short_repr(x.tolist(), 80)}); an observation's x and index must agree."
+                )
         elif index != -1:
             raise OutOfDomainError(
                 f"observation index {obs.index!r} must be an arm 0..{n - 1} or -1 (a point of the box)."
