@@ -251,7 +251,7 @@ def test_under_auto_slack_cei_models_a_minimized_objective_spanning_decades_by_i
 @pytest.mark.parametrize(
     "budget, match",
     [
-        (-1.0, r"violation_budget\[0\] is -1.0; each entry must be >= 0"),
+        (-1.0, r"violation_budget\[0\] is -1.0; each entry must be a finite number >= 0"),
         ([0.5, np.nan], r"violation_budget\[1\] is nan"),
         ([1.0, 2.0, 3.0], "m = 2 numbers >= 0.*got 3 value"),
         ("lots", "violation_budget must be None, a number"),
@@ -264,9 +264,10 @@ def test_a_bad_violation_budget_is_named(budget, match):
 
 def test_the_violation_budget_counts_raw_violations_after_the_design(monkeypatch):
     seen = _spy_decisions(monkeypatch, "cei")
-    opt = ckb.Optimizer(
-        [0, 0], [1, 1], m=2, policy="cei", budget=10, n_init=2, violation_budget=[1.0, 0.5], **FAST
-    )
+    with pytest.warns(UserWarning, match="'cei' does not read violation_budget"):  # the accounting's test
+        opt = ckb.Optimizer(
+            [0, 0], [1, 1], m=2, policy="cei", budget=10, n_init=2, violation_budget=[1.0, 0.5], **FAST
+        )
     assert opt.metrics()["violation_budget"] == [1.0, 0.5]
     X = opt.ask(2)  # the design: its violations are not charged
     opt.tell(X[0], 1.0, [3.0, -1.0])
@@ -785,3 +786,65 @@ def test_the_new_options_are_part_of_the_study_identity(tmp_path, change, match)
         ckb.Optimizer([0, 0], [1, 1], storage=path, study_name="p", **{**kw, **change})
     loaded = ckb.Optimizer.load(path, "p")
     assert loaded.exact is True and loaded.violation_budget == [1.0] and loaded.n_init == 2
+
+
+# ------------------------------------------------------------------- what the violation budget charges
+def test_sobol_points_past_the_design_are_charged_to_the_violation_budget():
+    """The Sobol points asked while no result is in, beyond the ``n_init`` design (``n_init=0``; a design
+    whose every evaluation failed; ``ask(k)`` with k > n_init before any tell), were labelled as design
+    points, so their violations escaped the budget (spent 0 and 1 where 1 and 2 were due)."""
+    g = [1.0]  # every evaluation violates by 1
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=6, n_init=0, violation_budget=0.5, seed=0, **FAST)
+    x = opt.ask()
+    opt.tell(x, 0.0, g)
+    assert opt.history()[0]["source"] == "sobol"
+    assert opt.metrics()["violation_spent"] == [1.0] and opt.metrics()["violation_budget_left"] == [0.0]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, n_init=2, violation_budget=0.5, seed=0, **FAST)
+    for _ in range(2):
+        opt.tell(opt.ask(), failed=True)
+    for _ in range(2):
+        opt.tell(opt.ask(), 0.0, g)  # trial 2 is Sobol point 2 (no result yet), trial 3 the policy's
+    assert [t["source"] for t in opt.history()] == ["init", "init", "sobol", "policy"]
+    assert opt.metrics()["violation_spent"] == [2.0]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, n_init=2, violation_budget=0.5, seed=0, **FAST)
+    X = opt.ask(4)
+    for x in X:
+        opt.tell(x, 0.0, g)
+    hist = opt.history()
+    assert [t["source"] for t in hist] == ["init", "init", "sobol", "sobol"]
+    assert [t["info"]["design_index"] for t in hist] == [0, 1, 2, 3]  # the Sobol sequence goes on
+    assert opt.metrics()["violation_spent"] == [2.0]
+
+
+def test_the_default_design_must_fit_the_budget():
+    """With d = 3 the default design has 2d + 2 = 8 points; a budget of 5 was accepted, the whole run was
+    design (horizon 1, the policy never asked, nothing charged to a violation budget)."""
+    with pytest.raises(
+        InvalidInputError,
+        match=r"^the default initial design has 2d \+ 2 = 8 points, more than the budget of 5 evaluations; pass n_init <= 5",
+    ):
+        ckb.Optimizer([0, 0, 0], [1, 1, 1], m=1, budget=5)
+    assert ckb.Optimizer([0, 0, 0], [1, 1, 1], m=1, budget=5, n_init=3).horizon == 2
+
+
+def test_an_infinite_violation_budget_is_named_where_it_is_given():
+    """inf was documented as 'no limit' by the validator but refused later by the study file as a damaged
+    'study spec'; it is refused where it is given, with the alternative."""
+    with pytest.raises(
+        InvalidInputError, match=r"^violation_budget\[0\] is inf; each entry must be a finite"
+    ):
+        ckb.Optimizer([0, 0], [1, 1], m=2, violation_budget=[np.inf, 1.0])
+
+
+@pytest.mark.parametrize("policy", ["cei", "ckb-ucb", "slack-cei"])
+def test_a_policy_that_does_not_read_the_violation_budget_says_so(policy):
+    """Only pcei spends a violation budget; the others' asks are the same with or without it, which was
+    silent (cei spent 0.9 against a budget of 0)."""
+    with pytest.warns(UserWarning, match=rf"policy {policy!r} does not read violation_budget"):
+        ckb.Optimizer([0, 0], [1, 1], m=1, policy=policy, violation_budget=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ckb.Optimizer([0, 0], [1, 1], m=1, policy="pcei", violation_budget=0.0)
+        ckb.Optimizer([0, 0], [1, 1], m=1, policy="cei")

@@ -172,6 +172,7 @@ from ckb.optimizer.study import (
     Study,
     complete_arrays,
     is_design,
+    is_space_filling,
     violation_spent,
 )
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
@@ -295,7 +296,7 @@ def _goal_policies() -> dict[str, str]:
 
 
 def _check_violation_budget(value: Any, m: int) -> list[float] | None:
-    """None, or m numbers >= 0 (a number applies to every constraint; inf: no limit on that one)."""
+    """None, or m finite numbers >= 0 (a number applies to every constraint)."""
     if value is None:
         return None
     what = f"violation_budget must be None, a number >= 0 or m = {m} numbers >= 0 (one per constraint)"
@@ -306,12 +307,13 @@ def _check_violation_budget(value: Any, m: int) -> list[float] | None:
         arr = np.full(m, float(arr))
     if arr.shape != (m,):
         raise InvalidInputError(f"{what}, got {arr.size} value(s): {np.asarray(value).tolist()}.")
-    bad = np.flatnonzero(np.isnan(arr) | (arr < 0))
+    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
     if bad.size:
         j = int(bad[0])
         raise InvalidInputError(
-            f"violation_budget[{j}] is {arr[j]}; each entry must be >= 0, in constraint {j}'s own units "
-            "(0: avoid every violation you can)."
+            f"violation_budget[{j}] is {arr[j]}; each entry must be a finite number >= 0, in constraint "
+            f"{j}'s own units (0: avoid every violation you can; no limit on one constraint: a number "
+            "larger than any violation it can have)."
         )
     return [float(v) for v in arr]
 
@@ -419,6 +421,16 @@ class Optimizer:
             self, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
         )
         self._set_policy(goals[goal] if policy is None else policy, policy_params)
+        if self.violation_budget is not None and not type(self.policy).reads_violation_budget:
+            reg = _policy_registry()
+            readers = [n for n in reg.names() if getattr(reg.get(n), "reads_violation_budget", False)]
+            warnings.warn(
+                f"policy {self.policy_name!r} does not read violation_budget: metrics() reports what is spent "
+                f"and left, but its asks are the same without a budget (policies that spend it: "
+                f"{', '.join(map(repr, readers))}; goal='best-feasible' uses {goals['best-feasible']!r}).",
+                UserWarning,
+                stacklevel=2,
+            )
         self.study_name = "study" if study_name is None else study_name
         if not isinstance(self.study_name, str) or not self.study_name:
             raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
@@ -448,6 +460,11 @@ class Optimizer:
                 raise InvalidInputError(
                     f"n_init = {n_init} exceeds the budget of {self.budget} evaluations; the design must fit."
                 )
+        if n_init is None and 2 * d + 2 > self.budget:
+            raise InvalidInputError(
+                f"the default initial design has 2d + 2 = {2 * d + 2} points, more than the budget of "
+                f"{self.budget} evaluations; pass n_init <= {self.budget} (or a larger budget)."
+            )
         if design is None:
             return None, 2 * d + 2 if n_init is None else n_init
         n_req = 2 * d + 2 if n_init is None else n_init
@@ -667,14 +684,14 @@ class Optimizer:
 
     def _next(self, step: Step, ctx):
         trials = step.trials
-        used = {
-            int(t["info"]["design_index"]) for t in trials if is_design(t) and "design_index" in t["info"]
-        }
+        used = {int(t["info"]["design_index"]) for t in trials if "design_index" in (t["info"] or {})}
         n_complete = sum(1 for t in trials if t["state"] == "complete")
         free = next((i for i in range(self.n_init) if i not in used), None)
         if free is not None or n_complete == 0:  # the design, then Sobol points while no result is in
             index = free if free is not None else max(used | {self.n_init - 1}) + 1
-            return self._design_point(trials, index), {"source": "init", "design_index": index}, ctx
+            # past the design, a Sobol point is no design point: a violation budget is charged for it
+            source = "init" if index < self.n_init else "sobol"
+            return self._design_point(trials, index), {"source": source, "design_index": index}, ctx
         fit_log: list[str] = []
         failures: list[str] = []
         if ctx is None:  # one fit per ask(k): counted in its first point
@@ -770,7 +787,7 @@ class Optimizer:
         """The outcome units fitted on the complete trials (default: the study's now)."""
         trials = self.study.trials() if trials is None else trials
         _, y, c = complete_arrays(trials)
-        ref = [is_design(t) for t in trials if t["state"] == "complete"]
+        ref = [is_space_filling(t) for t in trials if t["state"] == "complete"]
         return OutcomeUnits(
             y,
             c,
@@ -930,7 +947,7 @@ class Optimizer:
         if near:
             warnings.warn(
                 f"x = {x.tolist()} was told already (trial {near[0]['number']}); it is recorded as a new "
-                "evaluation of the point (source 'user').",
+                "evaluation of the point.",
                 UserWarning,
                 stacklevel=4,
             )
@@ -968,8 +985,8 @@ class Optimizer:
         ``violation_budget_left`` (budget minus spent, at least 0; both None without a budget).
         ``numerics``: totals of the trials' ``numerics`` (``fit_warnings``, ``acq_warnings``,
         ``fit_failed``, the first distinct ``messages``). ``outcome_units``: the maps the next ask will
-        use (``{"objective": "standardize"|"rank", "constraints": ["rms"|"bilog"|"bilog2", ...]}``; None
-        before any result).
+        use (``{"objective": "standardize"|"rank"|"log", "constraints": ["rms"|"bilog"|"bilog2"|"bound",
+        ...]}``; None before any result).
 
         Deprecated (reading them warns): ``cumulative_violation``, the sum over evaluations and
         constraints of the positive parts (an L1 norm; use ``positive_violation``), and

@@ -109,6 +109,12 @@ def is_design(trial: dict) -> bool:
     return (trial.get("info") or {}).get("source") == "init"
 
 
+def is_space_filling(trial: dict) -> bool:
+    """Whether a trial is a design point or one of the Sobol points asked after the design while no
+    result was in (source ``sobol``): the points the outcome units take their robust scales from."""
+    return (trial.get("info") or {}).get("source") in ("init", "sobol")
+
+
 def violation_spent(trials: list[dict], m: int) -> np.ndarray:
     r"""Per constraint, :math:`\sum_t [g_j(x_t)]^+` in raw units over the complete trials that are not
     initial-design points (what a violation budget is charged); pending and failed trials count

@@ -63,6 +63,9 @@ class OptimizerPolicy:
     default_beta: ClassVar[float] = 2.0
     #: the decisions depend on ``Decision.rounds_left`` (the asks left), so a caller must know the horizon
     uses_rounds_left: ClassVar[bool] = False
+    #: the decisions read ``Decision.violation_left`` (the user's violation budget); an optimizer given a
+    #: budget for a policy that does not warns that its asks ignore it
+    reads_violation_budget: ClassVar[bool] = False
     #: the GP fits' relative tolerance (L-BFGS-B's ``ftol`` on the marginal log likelihood; None:
     #: SciPy's 2.2e-9)
     fit_tolerance: ClassVar[float | None] = None

@@ -43,6 +43,7 @@ from ckb.violation import feasible_rows
 class PessimisticCEI(RuleOptimizerPolicy):
     __doc__ = __doc__
     rule_class = PessimisticCEIRule
+    reads_violation_budget = True
     #: the GP fits stop at a relative improvement of 1e-6 (SciPy's default 2.2e-9; warm-started from the
     #: previous fit): the fits took about 60% of an ask, and this cuts their time 2-2.8x (Gramacy,
     #: Hartmann-6). Measured on six benchmark problems at 5 seeds: the same solved counts, violating

@@ -50,6 +50,8 @@ class SlackCEI(PessimisticCEI):
     __doc__ = __doc__
     rule_class = SlackCEIRule
     uses_rounds_left = True
+    #: the running sum's slack is its allowance (:meth:`_budgeted`), not the user's violation budget
+    reads_violation_budget = False
     #: the values that reproduce a study stored before these constants were (``policy_constants``):
     #: such a study resumes with them (:meth:`ckb.Optimizer._resume_constants`)
     legacy_constants: ClassVar[dict[str, Any]] = {
