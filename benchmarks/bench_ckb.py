@@ -16,7 +16,6 @@ Run by hand (not a test): ``python benchmarks/bench_ckb.py [--quick]``. BLAS is 
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from _args import Parser
 from ckb.policies.safe_bo import reference_expanders, reference_safe_set
 from ckb.runner import Trial, TrialConfig
 
@@ -69,9 +69,12 @@ def slope(ns, ys) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller grid (about 30 s)")
     args = ap.parse_args()
+    out = Path(__file__).parent / "results" / ("ckb-quick.json" if args.quick else "ckb.json")
+    if not out.parent.is_dir() and (out.parent.exists() or out.parent.is_symlink()):
+        ap.error(f"{out.parent} is not a directory; the results are written to {out}.")
     ns = [100, 300, 1000, 3000] if args.quick else [100, 300, 1000, 3000, 10000]
     t_fixed, rounds = 200, 30
     columns = {
@@ -105,7 +108,6 @@ def main() -> None:
     table = "\n".join(lines)
     print("\nMedian milliseconds per round (ask + tell) at t = 200; exponent fitted over n >= 300:\n")
     print(table)
-    out = Path(__file__).parent / "results" / ("ckb-quick.json" if args.quick else "ckb.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"ns": ns, "t": t_fixed, "seconds": res, "table": table}, indent=2))
     print(f"\nTotal {time.perf_counter() - start:.0f} s; wrote {out}")

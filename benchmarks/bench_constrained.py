@@ -10,12 +10,13 @@ Issue 7's benchmark against the field (see :mod:`ckb.benchmarking.constrained` f
 Every run is written to ``OUT/runs/PROBLEM/METHOD/seed-NNN.json`` when it finishes; re-running the same
 command skips finished runs, so an interrupted benchmark loses nothing. Writes ``OUT/summary.json``,
 ``OUT/table.md`` (also printed) and ``OUT/plots/best-feasible-PROBLEM.png``. Default ``OUT``:
-``benchmarks/results/constrained`` (``constrained-quick`` with ``--quick``).
+``benchmarks/results/constrained`` (``constrained-quick`` with ``--quick``). A bad argument is one line
+``error: ...`` on stderr with exit code 2, before anything runs or is written.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,19 +31,19 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from _args import Parser, error, names, out_dir_problem
 from ckb.benchmarking.constrained import DEFAULT_BUDGET, known_methods, plan, run_benchmark
-from ckb.errors import CKBError
+from ckb.errors import CKBError, InvalidInputError
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
 
 QUICK = {"seeds": 1, "budget": 30, "problems": "gardner-2,gramacy,branin-disk"}
-
-
-def _names(text: str | None) -> list[str] | None:
-    return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
+#: the most ``--seeds``: every (problem, method, seed) run is planned up front, and a thousand seeds of
+#: the whole benchmark are already over 10^5 runs
+MAX_SEEDS = 1000
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=None, help="number of seeds 0..N-1 (default 20; --quick: 1)")
     ap.add_argument(
         "--budget", type=int, default=None, help=f"evaluations per run (default {DEFAULT_BUDGET})"
@@ -66,16 +67,25 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     seeds = args.seeds if args.seeds is not None else (QUICK["seeds"] if args.quick else 20)
     budget = args.budget if args.budget is not None else (QUICK["budget"] if args.quick else DEFAULT_BUDGET)
-    problems = _names(args.problems) or (_names(QUICK["problems"]) if args.quick else None)
     out = args.out or Path("benchmarks/results") / ("constrained-quick" if args.quick else "constrained")
     try:
-        if args.workers < 1:
-            raise CKBError(f"--workers must be >= 1, got {args.workers}.")
-        configs = plan(problems, _names(args.methods), seeds, budget)
+        problems = names(args.problems) or (names(QUICK["problems"]) if args.quick else None)
+        methods = names(args.methods, "--methods")
+        if not 1 <= seeds <= MAX_SEEDS:
+            raise InvalidInputError(f"--seeds must be an integer in [1, {MAX_SEEDS}], got {seeds}.")
+        if budget < 2:
+            raise InvalidInputError(f"--budget must be an integer >= 2, got {budget}.")
+        cores = os.cpu_count() or 1  # each worker is a process importing torch: more would only contend
+        if not 1 <= args.workers <= cores:
+            raise InvalidInputError(
+                f"--workers must be an integer in [1, {cores}] (this machine's cores), got {args.workers}."
+            )
+        configs = plan(problems, methods, seeds, budget)
     except CKBError as exc:
-        console.print("[bold red]error:[/]", end=" ")
-        console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
-        return 2
+        return error(str(exc))
+    why = out_dir_problem(out, args.report_only)
+    if why is not None:
+        return error(why)
     methods = list(dict.fromkeys(c.method for c in configs))
     if args.report_only:
         # per method, the seeds with a run on every problem: methods may have been run to different
@@ -89,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             for mth in methods
         }
         if not any(complete.values()):
-            console.print(
-                f"[bold red]error:[/] no method has a seed with all its runs under {out}.", highlight=False
-            )
-            return 2
+            return error(f"no method has a seed with all its runs under --out {out}.")
         configs = [c for c in configs if c.seed in complete[c.method]]
         seeds = max(len(v) for v in complete.values())
         for mth, done in complete.items():
@@ -129,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 configs, out, workers=args.workers, on_done=on_done, plots=not args.no_plots
             )
         except CKBError as exc:
-            console.print("[bold red]error:[/]", end=" ")
-            console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
-            return 2
+            return error(str(exc))
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: finished runs are saved under {out}; re-run to resume.")
             return 130

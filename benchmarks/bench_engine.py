@@ -37,7 +37,6 @@ What is measured
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import math
@@ -54,6 +53,7 @@ from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import ckb
+from _args import Parser, out_file_problem
 from ckb.exploration import argmax_random_tie, make_beta
 from ckb.kernels import SquaredExponential
 from ckb.runner.trial import Trial, TrialConfig
@@ -754,14 +754,21 @@ def report(res: dict, cfg: dict) -> str:
 
 # --------------------------------------------------------------------------- main
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="reduced grid (under a minute)")
-    parser.add_argument("--output", type=Path, default=None, help="JSON path (default: benchmarks/results/)")
+    parser.add_argument(
+        "--output", type=Path, default=None, help="JSON path, a new file (default: benchmarks/results/)"
+    )
     args = parser.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
     out = args.output or Path(__file__).resolve().parent / "results" / (
         "engine-quick.json" if args.quick else "engine.json"
     )
+    problem = out_file_problem(
+        out, "--output" if args.output is not None else "the output", args.output is not None
+    )
+    if problem is not None:
+        parser.error(problem)
     with threadpool_limits(limits=1):
         res = {"config": {**cfg, "lambda": LAMBDA, "lengthscale": LENGTHSCALE, "quick": args.quick}}
         res["machine"] = machine_info()

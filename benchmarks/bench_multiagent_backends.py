@@ -18,7 +18,6 @@ A local Ray instance gets ``C`` CPUs (default: all cores). Numbers depend on the
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
@@ -26,9 +25,50 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from _args import Parser
 from ckb._parallel import RaySession
+from ckb.errors import CKBError
 from ckb.multiagent import MultiAgentTrial, MultiAgentTrialConfig
 from ckb.multiagent.coordinator import play_rounds
+from ckb.multiagent.methods import build_setup
+from ckb.multiagent.problems import make_multiagent_problem
+
+
+def agent_counts(text: str) -> list[int]:
+    """The ``--agents`` list: integers >= 1, each once; ``ValueError`` naming the bad item otherwise."""
+    items = [v.strip() for v in text.split(",")]
+    sizes = []
+    for v in items:
+        if not v:
+            raise ValueError(f"--agents has an empty item in {text!r}; give comma-separated integers >= 1.")
+        try:
+            n = int(v)
+        except ValueError:
+            raise ValueError(
+                f"--agents must be comma-separated integers >= 1, got {v!r} in {text!r}."
+            ) from None
+        if n < 1:
+            raise ValueError(f"--agents must be comma-separated integers >= 1, got {n} in {text!r}.")
+        if n in sizes:
+            raise ValueError(f"--agents names {n} twice in {text!r}; name each number of agents once.")
+        sizes.append(n)
+    return sizes
+
+
+def config(problem: str, n: int, rounds: int, grid_size: int | None) -> MultiAgentTrialConfig:
+    params = {"n_agents": n}
+    if problem == "gp-samples":
+        params.update(m=1, grid_size=50)
+    if grid_size is not None:
+        params["grid_size"] = grid_size
+    return MultiAgentTrialConfig(
+        algorithm="dmabo",
+        method="dmabo",
+        problem=problem,
+        horizon=rounds,
+        seed=0,
+        problem_params=params,
+    )
 
 
 def run(cfg: MultiAgentTrialConfig, backend: str) -> dict:
@@ -43,7 +83,7 @@ def run(cfg: MultiAgentTrialConfig, backend: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", default="1,2,4,8,16,32", help="comma-separated N values")
     ap.add_argument("--rounds", type=int, default=30, help="rounds T per run")
     ap.add_argument("--problem", default="power-allocation", choices=("power-allocation", "gp-samples"))
@@ -53,38 +93,52 @@ def main() -> None:
     ap.add_argument("--address", default=None, help="Ray cluster address (default: a local instance)")
     ap.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance")
     args = ap.parse_args()
-    sizes = [int(v) for v in args.agents.split(",") if v.strip()]
+    # everything is checked before Ray starts: each configuration's problem and method are built here
+    # (the in-process run builds them again), so a bad size fails now, not after the smaller N's rows
+    try:
+        sizes = agent_counts(args.agents)
+    except ValueError as exc:
+        ap.error(str(exc))
+    for flag, value, low in (("--rounds", args.rounds, 1), ("--grid-size", args.grid_size, 2)):
+        if value is not None and value < low:
+            ap.error(f"{flag} must be an integer >= {low}, got {value}.")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        ap.error(f"--num-cpus must be an integer >= 1, got {args.num_cpus}.")
+    if args.address is not None and not args.address.strip():
+        ap.error(
+            f"--address must be a Ray address such as 'host:6379', 'auto' or 'ray://host:10001', "
+            f"got {args.address!r}."
+        )
+    configs = []
+    for n in sizes:
+        cfg = config(args.problem, n, args.rounds, args.grid_size)
+        try:
+            problem = make_multiagent_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
+            build_setup(cfg.method, problem, cfg.method_params, cfg.horizon, cfg.seed, cfg.trial)
+        except CKBError as exc:
+            ap.error(f"{args.problem} with {n} agent(s): {exc}")
+        configs.append(cfg)
 
-    session = RaySession(args.address, num_cpus=args.num_cpus, what="this benchmark")
     start = time.perf_counter()
-    ray = session.start()
+    try:
+        session = RaySession(args.address, num_cpus=args.num_cpus, what="this benchmark")
+        ray = session.start()  # an address with no cluster: an error naming it, before any run
+    except CKBError as exc:
+        ap.error(str(exc))
     ray_start = time.perf_counter() - start
     cpus = ray.cluster_resources().get("CPU", 0)
     print(
         f"Ray {ray.__version__}: {session.mode} session with {cpus:g} CPUs, started in {ray_start:.2f} s; "
         f"this machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
     )
-    grid = f", grid {args.grid_size}" if args.grid_size else ""
+    grid = f", grid {args.grid_size}" if args.grid_size is not None else ""
     print(f"DMABO on {args.problem}{grid}, T = {args.rounds}; seconds per round = median over rounds 2..T\n")
     header = f"{'N':>4} | {'in-process s/round':>18} | {'Ray s/round':>11} | {'Ray / in-process':>16} | "
     header += f"{'Ray start-up s':>14} | same decisions"
     print(header)
     print("-" * len(header))
     try:
-        for n in sizes:
-            params = {"n_agents": n}
-            if args.problem == "gp-samples":
-                params.update(m=1, grid_size=50)
-            if args.grid_size:
-                params["grid_size"] = args.grid_size
-            cfg = MultiAgentTrialConfig(
-                algorithm="dmabo",
-                method="dmabo",
-                problem=args.problem,
-                horizon=args.rounds,
-                seed=0,
-                problem_params=params,
-            )
+        for n, cfg in zip(sizes, configs):
             with threadpool_limits(1):  # as each Ray actor: one BLAS thread
                 local = run(cfg, "inprocess")
             remote = run(cfg, "ray")

@@ -23,12 +23,13 @@ Metrics and the per-problem tables are :mod:`ckb.benchmarking.constrained`'s (fi
 2%, scaled Σ[g]+, violating evaluations, seconds per iteration = ask + suggest + tell after the design).
 Every run is written to ``OUT/runs/PROBLEM/METHOD/seed-NNN.json`` when it finishes; re-running the same
 command skips finished runs, so an interrupted benchmark loses nothing. Writes ``OUT/summary.json`` and
-``OUT/table.md`` (also printed). Default ``OUT``: ``benchmarks/results/optuna``.
+``OUT/table.md`` (also printed). Default ``OUT``: ``benchmarks/results/optuna``. A bad argument is one line
+``error: ...`` on stderr with exit code 2, before anything runs or is written.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 import time
 import traceback
@@ -39,6 +40,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from _args import Parser, error, names, out_dir_problem
 from ckb.benchmarking.constrained import (
     DEFAULT_BUDGET,
     RECORDS,
@@ -53,6 +55,8 @@ from ckb.io import write_json
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
 
 BASELINES = ("gp", "tpe")
+#: the most ``--seeds``: every (problem, method, seed) run is planned up front
+MAX_SEEDS = 1000
 
 
 def _default_ckb() -> str:
@@ -64,16 +68,18 @@ def _default_ckb() -> str:
 def _check_methods(methods: list[str]) -> list[str]:
     from ckb.optimizer.policies import OPTIMIZER_POLICIES
 
-    out = []
-    for mth in methods:
-        if mth == "ckb":
-            mth = _default_ckb()
+    out: dict[str, str] = {}  # method -> the name it was given as
+    for given in methods:
+        mth = _default_ckb() if given == "ckb" else given
         if mth.startswith("ckb."):
             mth = "ckb." + OPTIMIZER_POLICIES.canonical(mth[4:])  # UnknownNameError with a did-you-mean
         elif mth not in BASELINES:
             raise UnknownNameError(f"Unknown method {mth!r}: use ckb, ckb.POLICY, gp or tpe.")
-        out.append(mth)
-    return list(dict.fromkeys(out))
+        if mth in out:  # one record file per (problem, method, seed): a repeat would be counted twice
+            both = f" (as {out[mth]!r} and {given!r})" if out[mth] != given else ""
+            raise InvalidInputError(f"the method {mth!r} is named twice{both}; name each method once.")
+        out[mth] = given
+    return list(out)
 
 
 def _constraints(trial) -> list[float]:
@@ -178,12 +184,8 @@ def compact_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _names(text: str | None) -> list[str] | None:
-    return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20, help="number of seeds 0..N-1 (default 20)")
     ap.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="evaluations per run (default 60)")
     ap.add_argument(
@@ -198,21 +200,35 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     console = Console()
     try:
-        problems = _names(args.problems) or list(CONSTRAINED_BENCHMARKS)
+        problems = names(args.problems) or list(CONSTRAINED_BENCHMARKS)
         for p in problems:
             if p not in CONSTRAINED_BENCHMARKS:
                 raise UnknownNameError(
                     f"Unknown benchmark problem {p!r}; known: {', '.join(CONSTRAINED_BENCHMARKS)}."
                 )
-        methods = _check_methods(_names(args.methods) or ["ckb", *BASELINES])
-        if args.seeds < 1 or args.budget < 2 or args.workers < 1:
+        twice = sorted({p for p in problems if problems.count(p) > 1})
+        if twice:  # one record file per (problem, method, seed): a repeat would be counted twice
+            raise InvalidInputError(f"the problem {twice[0]!r} is named twice; name each problem once.")
+        methods = _check_methods(names(args.methods, "--methods") or ["ckb", *BASELINES])
+        if not 1 <= args.seeds <= MAX_SEEDS:
+            raise InvalidInputError(f"--seeds must be an integer in [1, {MAX_SEEDS}], got {args.seeds}.")
+        cores = os.cpu_count() or 1  # each worker is a process importing torch: more would only contend
+        if not 1 <= args.workers <= cores:
             raise InvalidInputError(
-                f"--seeds and --workers must be >= 1 and --budget >= 2, got {args.seeds}, {args.workers}, {args.budget}."
+                f"--workers must be an integer in [1, {cores}] (this machine's cores), got {args.workers}."
             )
+        for p in problems:  # every run starts with the 2d + 2 design points (module docstring)
+            design = 2 * CONSTRAINED_BENCHMARKS[p].make().domain.d + 2
+            if args.budget < design:
+                raise InvalidInputError(
+                    f"--budget {args.budget} is smaller than the initial design of {p!r} ({design} points), "
+                    f"which every run evaluates first; give a budget of at least {design}."
+                )
     except CKBError as exc:
-        console.print("[bold red]error:[/]", end=" ")
-        console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
-        return 2
+        return error(str(exc))
+    why = out_dir_problem(args.out, args.report_only)
+    if why is not None:
+        return error(why)
     # seed-major: an interrupted benchmark has whole seeds on disk
     configs = [RunConfig(m, p, s, args.budget) for s in range(args.seeds) for p in problems for m in methods]
     out = args.out
@@ -224,9 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             todo, reused = plan_sweep(configs, out, RECORDS)
         except CKBError as exc:
-            console.print("[bold red]error:[/]", end=" ")
-            console.print(str(exc), markup=False, highlight=False, soft_wrap=True)  # one line, as typed
-            return 2
+            return error(str(exc))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console) as bar:
             task = bar.add_task(f"{len(reused)} reused; running", total=len(configs), completed=len(reused))
@@ -242,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 130
     records = [load_record(c.path(out)) for c in configs if c.path(out).exists()]
     if not records:
+        if args.report_only:  # nothing to report: a bad --out (or selection), not a failed run
+            return error(f"no finished runs of the selected problems, methods and seeds under --out {out}.")
         console.print(f"[bold red]error:[/] no finished runs under {out}.", highlight=False)
         return 1
     summary = summarize(records)

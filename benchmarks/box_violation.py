@@ -15,12 +15,15 @@ evaluation, a budget of 1 allows about one miss, and a budget of 0 none.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
+from _args import Parser
 from ckb.benchmarking.constrained import CONSTRAINED_BENCHMARKS
 from ckb.optimizer.space import _sobol_unit
+
+#: the most ``--points``: they are held in memory (up to 7 coordinates and 11 constraint values each) and
+#: evaluated one by one, so 2^22 (4,194,304) points already take a long time per problem
+MAX_POINTS = 2**22
 
 
 def shares(name: str, points: int, seed: int) -> dict[str, float]:
@@ -41,10 +44,14 @@ def shares(name: str, points: int, seed: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", type=int, default=2**14)
-    parser.add_argument("--seed", type=int, default=7)
+    parser = Parser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=2**14, help="Sobol points per problem (default 16384)")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the scrambled Sobol points (default 7)")
     args = parser.parse_args()
+    if not 1 <= args.points <= MAX_POINTS:
+        parser.error(f"--points must be an integer in [1, {MAX_POINTS}], got {args.points}.")
+    if args.seed < 0:
+        parser.error(f"--seed must be an integer >= 0, got {args.seed}.")
     head = ["problem", "feasible", "(0, 0.25]", "(0.25, 1]", "> 1", "median v, infeasible"]
     print("| " + " | ".join(head) + " |")
     print("|---|" + "---:|" * (len(head) - 1))

@@ -9,7 +9,9 @@ A refactor that must not change results is checked by recording before and after
 ``record`` runs each spec of ``ckb list`` with 2 trials and a short horizon (serially, no plots) in a
 temporary folder and keeps every number of each summary (the benchmark spec: 1 seed of three methods on
 two problems, horizon 14). ``compare`` prints the experiments whose numbers differ (bit for bit) and
-exits 1 if any does. Run by hand (a few minutes); not part of the test suite.
+exits 1 if any does. Run by hand (a few minutes); not part of the test suite. A bad argument (an unknown
+command, a recording that does not exist or is not one, a ``record`` path that exists or whose folder does
+not) is one line ``error: ...`` on stderr with exit code 2, before anything runs.
 """
 
 from __future__ import annotations
@@ -95,8 +97,48 @@ def record(path: str) -> None:
     Path(path).write_text(json.dumps(result, indent=1, sort_keys=True))
 
 
+USAGE = "check_unchanged.py record OUT.json | check_unchanged.py compare A.json B.json"
+
+
+class ArgumentError(Exception):
+    """A bad command line: reported as one ``error:`` line, exit code 2."""
+
+
+def check_record_path(path: str) -> None:
+    """``record``'s output must be a new file in an existing folder: checked before minutes of runs, and an
+    earlier recording (the 'before' of a comparison) is never overwritten."""
+    p = Path(path)
+    if p.exists() or p.is_symlink():
+        raise ArgumentError(
+            f"{path} already exists; record to a new file (nothing was run, the file is unchanged)."
+        )
+    if not p.parent.is_dir():
+        raise ArgumentError(f"the folder of {path}, {p.parent}, is not an existing directory.")
+
+
+def load_recording(path: str) -> dict:
+    """A recording written by ``record``: a JSON object of experiment name -> object of numbers."""
+    p = Path(path)
+    if not p.exists():
+        raise ArgumentError(f"recording {path} does not exist.")
+    if not p.is_file():
+        raise ArgumentError(f"recording {path} is not a file.")
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ArgumentError(f"recording {path} cannot be read ({exc}).") from None
+    except ValueError as exc:
+        raise ArgumentError(f"recording {path} is not JSON ({exc}).") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ArgumentError(
+            f"{path} is not a recording of check_unchanged.py record (a JSON object of experiment name to "
+            "numbers)."
+        )
+    return data
+
+
 def compare(a: str, b: str) -> int:
-    A, B = json.loads(Path(a).read_text()), json.loads(Path(b).read_text())
+    A, B = load_recording(a), load_recording(b)
     bad = 0
     for name in sorted(set(A) | set(B)):
         x, y = A.get(name), B.get(name)
@@ -119,10 +161,28 @@ def compare(a: str, b: str) -> int:
     return 1 if bad else 0
 
 
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    try:
+        if len(argv) == 2 and argv[0] == "record":
+            check_record_path(argv[1])
+            record(argv[1])
+            return 0
+        if len(argv) == 3 and argv[0] == "compare":
+            return compare(argv[1], argv[2])
+        if not argv:
+            raise ArgumentError(f"no command; usage: {USAGE}")
+        if argv[0] in ("record", "compare"):
+            raise ArgumentError(
+                f"{argv[0]} takes {1 if argv[0] == 'record' else 2} path(s), got {len(argv) - 1}; usage: {USAGE}"
+            )
+        raise ArgumentError(f"unknown command {argv[0]!r}; usage: {USAGE}")
+    except ArgumentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "record":
-        record(sys.argv[2])
-    elif len(sys.argv) == 4 and sys.argv[1] == "compare":
-        sys.exit(compare(sys.argv[2], sys.argv[3]))
-    else:
-        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1:]))

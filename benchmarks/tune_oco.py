@@ -35,13 +35,14 @@ setting and the chosen values, and writes them to ``benchmarks/results/tune-oco[
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _args import Parser
 from ckb.runner import Trial, TrialConfig, final_metrics
 from ckb.runner.executors import get_executor
 
@@ -77,12 +78,28 @@ def run_cell(task: tuple) -> list[tuple[float, float]]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=10, help="runs per grid cell (default 10)")
     ap.add_argument("--seed", type=int, default=1000, help="seed of the tuning runs (default 1000)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2: both cores)")
     ap.add_argument("--variant", default="one-point", choices=("one-point", "two-point"))
     args = ap.parse_args()
+    # checked before any run: a bad value would otherwise fail in the workers (or, --trials 0, at the
+    # table, after every cell ran), and --workers < 1 would quietly run serially
+    if args.trials < 1:
+        ap.error(f"--trials must be an integer >= 1, got {args.trials}.")
+    cores = os.cpu_count() or 1  # one process per worker: more would only contend for the cores
+    if not 1 <= args.workers <= cores:
+        ap.error(f"--workers must be an integer in [1, {cores}] (this machine's cores), got {args.workers}.")
+    if args.seed < 0:
+        ap.error(f"--seed must be an integer >= 0, got {args.seed}.")
+    out = (
+        Path(__file__).parent
+        / "results"
+        / ("tune-oco.json" if args.variant == "one-point" else f"tune-oco-{args.variant}.json")
+    )
+    if not out.parent.is_dir() and (out.parent.exists() or out.parent.is_symlink()):
+        ap.error(f"{out.parent} is not a directory; the results are written to {out}.")
 
     tasks = []
     for _, problem, pparams, side in SETTINGS:
@@ -160,11 +177,6 @@ def main() -> None:
             "grid": [{"eta": e, "delta_e": d, **c} for (e, d), c in cells.items()],
         }
     print(f"\nTotal {time.perf_counter() - start:.0f} s")
-    out = (
-        Path(__file__).parent
-        / "results"
-        / ("tune-oco.json" if args.variant == "one-point" else f"tune-oco-{args.variant}.json")
-    )
     out.parent.mkdir(exist_ok=True)
     out.write_text(
         json.dumps(

@@ -26,7 +26,6 @@ It ends with the stored facts as Python literals, to compare with (or paste into
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import time
@@ -37,6 +36,7 @@ from rich.progress import track
 from scipy.optimize import minimize
 from scipy.stats import qmc
 
+from _args import Parser
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
 from ckb.problems.engineering_benchmarks import (
     ENGINEERING_BENCHMARKS,
@@ -46,6 +46,9 @@ from ckb.problems.engineering_benchmarks import (
 
 console = Console(highlight=False, markup=False, soft_wrap=True)
 FEAS_TOL = 1e-9
+#: the most ``--starts``: a scrambled Sobol sequence of that many points is drawn up front (2^30 is
+#: scipy's limit) and each start is one SLSQP run, so 2^20 starts already take hours per problem
+MAX_STARTS = 2**20
 
 
 def feasible_share(g, lo, hi, n=10**6, seed=0, chunk=200_000):
@@ -314,16 +317,22 @@ def pressure_vessel():
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--starts", type=int, default=256)
-    ap.add_argument("--scan", type=int, default=4_000_000)
-    ap.add_argument("--problems", nargs="*", default=list(ENGINEERING_BENCHMARKS))
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--starts", type=int, default=256, help="SLSQP starts per problem (default 256)")
+    ap.add_argument("--scan", type=int, default=4_000_000, help="random scan points for d <= 4")
+    ap.add_argument("--problems", nargs="*", default=list(ENGINEERING_BENCHMARKS), help="default: all")
     args = ap.parse_args()
-    if args.starts < 1 or args.scan < 1:
-        ap.error(f"--starts and --scan must be >= 1, got {args.starts} and {args.scan}.")
-    for name in args.problems:
+    if not 1 <= args.starts <= MAX_STARTS:
+        ap.error(f"--starts must be an integer in [1, {MAX_STARTS}], got {args.starts}.")
+    if args.scan < 1:
+        ap.error(f"--scan must be an integer >= 1, got {args.scan}.")
+    if not args.problems:
+        ap.error(f"--problems needs at least one name; choose from {sorted(ENGINEERING_BENCHMARKS)}.")
+    for k, name in enumerate(args.problems):
         if name not in ENGINEERING_BENCHMARKS:
             ap.error(f"unknown problem {name!r}; choose from {sorted(ENGINEERING_BENCHMARKS)}.")
+        if name in args.problems[:k]:
+            ap.error(f"--problems names {name!r} twice; name each problem once.")
     literals = {}
     for name in args.problems:
         t0 = time.perf_counter()
