@@ -56,17 +56,55 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
-from ckb._validation import check_choice, check_finite_array, check_scalar
+from ckb._validation import as_real_array, check_choice, check_finite_array, check_scalar, short_repr
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError, OutOfDomainError
 from ckb.kernels.base import Kernel
+from ckb.kernels.precomputed import PrecomputedKernel
 
 _METHODS = ("auto", "cholesky", "dense")
 
 
-#: the smallest regularizer lambda ("noise") a GP takes: below about 1e-15 relative to a unit kernel the
-#: posterior's variance updates lose every digit (NaN widths, then a crash in the argmax), and 1e-12 is
-#: far below any noise level a bandit problem has; found by probing igp-ucb with noise = 1e-300
+#: the smallest regularizer lambda ("noise", a variance) a GP takes, relative to the kernel's prior variance
+#: k(x, x): below about 1e-15 of it the posterior's updates lose every digit (NaN widths, then a crash in
+#: the argmax; infinite means with noise 1e-12 on a kernel of variance 1e4), and 1e-12 of it is far below
+#: any noise level a bandit problem has. The floor scales with the kernel because the round-off does:
+#: scaling k and λ together scales every step of the update alike. For a unit kernel it is 1e-12;
+#: found by probing igp-ucb with noise = 1e-300 (absolute) and ExactGP with variance 1e4 (relative).
 MIN_NOISE = 1e-12
+
+
+def kernel_scale(kernel: Kernel, candidates: np.ndarray | None = None) -> float:
+    """The prior variance ``max k(x, x)`` that :data:`MIN_NOISE` is relative to.
+
+    The largest ``k(x, x)`` over ``candidates`` when given, and the kernel's own ``variance`` (stationary
+    kernels) or largest diagonal entry (:class:`~ckb.kernels.PrecomputedKernel`) when it declares one,
+    whichever is larger; ``1.0`` for a kernel that declares neither and no candidates (the floor is then
+    absolute, as it is for any unit-variance kernel).
+    """
+    scales = []
+    if candidates is not None and len(candidates):
+        scales.append(float(np.max(kernel.diag(candidates))))
+    variance = getattr(kernel, "variance", None)
+    if isinstance(variance, (int, float, np.integer, np.floating)) and not isinstance(variance, bool):
+        if np.isfinite(variance) and variance > 0:
+            scales.append(float(variance))
+    if isinstance(kernel, PrecomputedKernel):
+        scales.append(float(np.max(kernel.matrix.diagonal())))
+    return max(scales) if scales else 1.0
+
+
+def _real(value: Any, name: str) -> float:
+    """``value`` as a float if it is one real number (a 0-d array too; no string, boolean or complex)."""
+    arr = as_real_array(value, name, "be a real number")
+    if arr.ndim:
+        raise InvalidInputError(f"{name} must be a real number, got {short_repr(value)}.")
+    return float(arr)
+
+
+def _first_fraction(a: np.ndarray) -> int | None:
+    """The first position of ``a`` (1-D) that is not a whole number (NaN and inf included), or None."""
+    bad = np.flatnonzero(~np.isfinite(a) | (a != np.round(a)))
+    return int(bad[0]) if bad.size else None
 
 
 class PriorFactor:
@@ -101,7 +139,10 @@ class ExactGP:
     kernel:
         A :class:`~ckb.kernels.Kernel`.
     noise:
-        λ > 0: the likelihood variance (equivalently the kernel-ridge regularizer) of the model.
+        λ > 0: the likelihood variance (not a standard deviation; equivalently the kernel-ridge
+        regularizer) of the model. At least :data:`MIN_NOISE` times the kernel's prior variance
+        (:func:`kernel_scale`: ``1e-12`` for a unit kernel, ``1e-8`` for variance ``1e4``), below which
+        the updates lose every digit.
     candidates:
         ``(n, d)`` points at which :attr:`mean`, :attr:`var` and :meth:`sample` are maintained, or
         ``None`` for a purely continuous model (then only :meth:`predict` is available).
@@ -137,7 +178,6 @@ class ExactGP:
         if not isinstance(kernel, Kernel):
             raise InvalidInputError(f"kernel must be a ckb.kernels.Kernel, got {type(kernel).__name__}.")
         self.kernel = kernel
-        self.noise = check_scalar(noise, "noise (lambda)", low=MIN_NOISE)
         self.method = check_choice(method, "method", _METHODS)
         self.dense_max_arms = check_scalar(dense_max_arms, "dense_max_arms", low=0, integer=True)
         if candidates is None:
@@ -149,6 +189,7 @@ class ExactGP:
             self.candidates = kernel.check_points(candidates, "candidates").copy()
             self.candidates.setflags(write=False)
             self.n = self.candidates.shape[0]
+        self.noise = self._check_noise(noise)
         if refresh_every is None:
             refresh_every = max(10 * self.n, 10_000)
         self.refresh_every = check_scalar(refresh_every, "refresh_every", low=0, integer=True)
@@ -159,6 +200,21 @@ class ExactGP:
         self._prior = prior
         self._kdiag_c = None if self.candidates is None else kernel.diag(self.candidates)
         self.reset()
+
+    def _check_noise(self, noise: Any) -> float:
+        """λ at least :data:`MIN_NOISE` times the kernel's prior variance (:func:`kernel_scale`)."""
+        scale = kernel_scale(self.kernel, self.candidates)
+        if scale == 1.0:  # the unit kernel: the floor is 1e-12 itself
+            return check_scalar(noise, "noise (lambda)", low=MIN_NOISE)
+        noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
+        floor = MIN_NOISE * scale
+        if noise < floor:
+            raise InvalidInputError(
+                f"noise (lambda, the likelihood variance) must be >= {MIN_NOISE:g} times the kernel's "
+                f"prior variance k(x, x) = {scale:g}, i.e. >= {floor:g}, got {noise!r} "
+                f"(ratio {noise / scale:.3g}); below that the posterior updates lose every digit."
+            )
+        return noise
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
@@ -235,8 +291,13 @@ class ExactGP:
         self._after_update()
 
     def update(self, x: Any, y: float) -> None:
-        """Condition on ``y = f(x) + noise`` at an arbitrary point ``x`` (shape ``(d,)``)."""
-        x = self.kernel.check_points(np.atleast_1d(np.asarray(x, dtype=float)).reshape(1, -1), "x")[0]
+        """Condition on ``y = f(x) + noise`` at an arbitrary point ``x`` (shape ``(d,)``).
+
+        A 1-D ``x`` is one point of ``d`` coordinates (and a scalar one point of a 1-D GP);
+        :meth:`predict` reads a 1-D input the same way when ``d > 1``.
+        """
+        x = as_real_array(x, "x", "be a point (real coordinates)")
+        x = self.kernel.check_points(np.atleast_1d(x).reshape(1, -1), "x")[0]
         if self._d is not None and x.shape[0] != self._d:
             raise InvalidInputError(
                 f"x has {x.shape[0]} coordinate(s) but this GP's points have d = {self._d}."
@@ -254,40 +315,121 @@ class ExactGP:
     def fit(self, X: Any, y: Any, arms: Any = None, K_XC: np.ndarray | None = None) -> None:
         r"""Replace all observations by ``(X, y)`` with one factorization, O(t^3 + t^2 n) (Cholesky form).
 
-        For models rebuilt from a moving data set, e.g. a sliding window. ``arms``: the candidate index of
-        each point (``-1`` or ``None`` for arbitrary points); ``K_XC``: the ``(t, n)`` kernel rows of the
-        points against the candidates, if the caller caches them. The information gain becomes that of
-        the new data, :math:`\tfrac12\ln\det(I + K/\lambda) = \sum_i \ln L_{ii} - \tfrac t2 \ln\lambda`.
+        For models rebuilt from a moving data set, e.g. a sliding window. ``X``: ``(t, d)``, one point per
+        entry of the 1-D ``y`` (a 1-D ``X`` is ``t`` scalar points when ``d`` is 1 or not fixed, one
+        point when ``t = 1`` and ``d`` is not fixed, and one point when ``d > 1``, as in :meth:`update`). ``arms``: the candidate index of each point, ``-1``
+        for a point that is not a candidate (``None``: all ``-1``); a point given an arm ``a >= 0`` must
+        be exactly ``candidates[a]``. ``K_XC``: the ``(t, n)`` kernel rows of the points against the
+        candidates, if the caller caches them. The information gain becomes that of the new data,
+        :math:`\tfrac12\ln\det(I + K/\lambda) = \sum_i \ln L_{ii} - \tfrac t2 \ln\lambda`.
+
+        Everything is checked, and the factor computed, before the old data is dropped: a refused call
+        leaves the model as it was.
         """
-        X = (
-            self.kernel.check_points(np.asarray(X, dtype=float).reshape(len(y), -1), "X")
-            if len(y)
-            else np.zeros((0, self._d or 0))
-        )
-        y = check_finite_array(y, "y", ndim=1)
-        arms = np.full(len(y), -1, dtype=np.intp) if arms is None else np.asarray(arms, dtype=np.intp)
         if self.method == "dense":
             raise InvalidInputError("fit() builds the Cholesky form; use method='cholesky' or 'auto'.")
-        self.reset()
+        y = check_finite_array(y, "y", ndim=1)
         t = len(y)
+        X = self._fit_points(X, t)
+        arms = self._fit_arms(arms, X)
+        if K_XC is not None:
+            if self.candidates is None:
+                raise InvalidInputError(
+                    "K_XC (the kernel rows of X against the candidates) was given, but this GP has no "
+                    "candidate set."
+                )
+            K_XC = check_finite_array(K_XC, "K_XC", shape=(t, self.n))
         if t == 0:
+            self.reset()
             return
+        try:
+            L = np.linalg.cholesky(self.kernel(X) + self.noise * np.eye(t))
+        except np.linalg.LinAlgError:
+            raise NotPositiveDefiniteError(
+                f"K(X, X) + noise I is not positive definite for these {t} points (noise {self.noise!r}); "
+                "the kernel is not positive semi-definite on them (add jitter to the kernel)."
+            ) from None
+        alpha = solve_triangular(L, y, lower=True)
+        if self.candidates is not None:
+            KXC = self.kernel(X, self.candidates) if K_XC is None else K_XC
+            V = solve_triangular(L, KXC, lower=True)
+        self.reset()
         cap = max(16, t)
         self._d = X.shape[1]
         self._X, self._y, self._arm = _grow(X, cap), _grow(y, cap), _grow(arms, cap)
         self._all_arms = bool(np.all(arms >= 0))
-        L = np.linalg.cholesky(self.kernel(X) + self.noise * np.eye(t))
         self._Lp = _grow(L[np.tril_indices(t)], max(16 * 17 // 2, t * (t + 1) // 2))
-        self._alpha = _grow(solve_triangular(L, y, lower=True), cap)
+        self._alpha = _grow(alpha, cap)
         if self.candidates is not None:
-            KXC = self.kernel(X, self.candidates) if K_XC is None else K_XC
-            V = solve_triangular(L, KXC, lower=True)
             self._V = _grow(V, cap)
             self.mean = V.T @ self._alpha[:t]
             self._var = self._kdiag_c - np.einsum("ij,ij->j", V, V)
         self.t = t
         self.info_gain = float(np.sum(np.log(np.diag(L))) - 0.5 * t * np.log(self.noise))
         self._L_full = L
+
+    def _fit_points(self, X: Any, t: int) -> np.ndarray:
+        """``X`` of :meth:`fit` as ``(t, d)`` points, checked against ``t`` targets and the GP's ``d``."""
+        d = self.candidates.shape[1] if self.candidates is not None else self.kernel.input_dim
+        X = check_finite_array(X, "X")
+        if t == 0:
+            if X.size:
+                raise InvalidInputError(
+                    f"X has shape {X.shape} but y is empty: fit() needs one point per target."
+                )
+            return np.zeros((0, d or 0))
+        if X.ndim == 1:  # as in update(): one point when d > 1 (or one target), else t scalar points
+            X = X[None, :] if (d not in (None, 1) or (d is None and t == 1)) else X[:, None]
+        if X.ndim != 2:
+            raise InvalidInputError(f"X must be a 2-D array of points (t x d), got shape {X.shape}.")
+        if X.shape[0] != t:
+            raise InvalidInputError(
+                f"X has {X.shape[0]} row(s) (points) but y has {t} target(s); "
+                "fit() needs one point per target."
+            )
+        if d is not None and X.shape[1] != d:
+            raise InvalidInputError(f"X has {X.shape[1]} coordinate(s) but this GP's points have d = {d}.")
+        X = self.kernel.check_points(X, "X")
+        self.kernel.diag(X)  # validate X for the kernel (e.g. arm indices) before any change
+        return X
+
+    def _fit_arms(self, arms: Any, X: np.ndarray) -> np.ndarray:
+        """``arms`` of :meth:`fit`: one integer in ``-1..n-1`` per point, a point of arm ``a >= 0`` at
+        ``candidates[a]``."""
+        t = X.shape[0]
+        if arms is None:
+            return np.full(t, -1, dtype=np.intp)
+        what = "candidate indices (-1 for a point that is not a candidate)"
+        a = as_real_array(arms, "arms", f"hold integer {what}")
+        if a.shape != (t,):  # one per target: a 1-D array of t entries
+            raise InvalidInputError(
+                f"arms must be a 1-D array of {t} {what}, one per target, got shape {a.shape}."
+            )
+        i = _first_fraction(a)
+        if i is not None:
+            raise InvalidInputError(f"arms must hold integer {what}, got arms[{i}] = {float(a[i])!r}.")
+        if self.candidates is None and np.any(a != -1):
+            i = int(np.flatnonzero(a != -1)[0])
+            raise InvalidInputError(
+                f"arms[{i}] = {a[i]:g} names a candidate, but this GP has no candidate set (use -1 or None)."
+            )
+        out = (a < -1) | (a > self.n - 1)
+        if np.any(out):
+            i = int(np.flatnonzero(out)[0])
+            raise OutOfDomainError(
+                f"arms[{i}] = {a[i]:g} is outside -1..{self.n - 1} (-1: a point that is not a candidate)."
+            )
+        arms = a.astype(np.intp)
+        on = np.flatnonzero(arms >= 0)
+        if on.size:
+            differs = np.any(X[on] != self.candidates[arms[on]], axis=1)
+            if np.any(differs):
+                i = int(on[np.argmax(differs)])
+                raise InvalidInputError(
+                    f"X[{i}] is not candidates[arms[{i}]] = candidates[{arms[i]}]: "
+                    f"{short_repr(X[i].tolist())} vs {short_repr(self.candidates[arms[i]].tolist())}."
+                )
+        return arms
 
     def remove_oldest(self) -> None:
         r"""Forget the first observation, exactly, in O(t^2 + t n) (Cholesky form): a sliding window.
@@ -364,10 +506,9 @@ class ExactGP:
             self.mean = self._V[: self.t].T @ self._alpha[: self.t] if self.t else np.zeros(self.n)
 
     def _check_y(self, y: float) -> float:
-        try:
-            y = float(y)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"observation must be a real number, got {y!r}.") from exc
+        # strings, booleans and complex numbers are refused, not converted (float("1") and float(True)
+        # were accepted as 1.0)
+        y = _real(y, "observation")
         if not np.isfinite(y):
             raise InvalidInputError(f"observation must be finite, got {y!r}; nothing was recorded.")
         return y
@@ -527,10 +668,17 @@ class ExactGP:
         """Full posterior covariance over the candidates (or a subset of them), symmetric."""
         if self.candidates is None:
             raise InvalidInputError("covariance() needs a candidate set; use predict(X, full_cov=True).")
-        idx = np.arange(self.n) if indices is None else np.asarray(indices, dtype=np.intp).reshape(-1)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.n):
-            bad = idx[(idx < 0) | (idx >= self.n)][0]
-            raise OutOfDomainError(f"candidate index {bad} is outside 0..{self.n - 1}.")
+        if indices is None:
+            idx = np.arange(self.n)
+        else:  # integers only, as update_arm takes them: 1.7 was read as 1, True as 1
+            a = as_real_array(indices, "candidate indices", "be integers").reshape(-1)
+            i = _first_fraction(a)
+            if i is not None:
+                raise InvalidInputError(f"candidate indices must be integers, got {float(a[i])!r}.")
+            out = (a < 0) | (a >= self.n)
+            if np.any(out):
+                raise OutOfDomainError(f"candidate index {a[out][0]:g} is outside 0..{self.n - 1}.")
+            idx = a.astype(np.intp)
         if self.mode == "dense":
             C = np.tril(self._cov) + np.tril(self._cov, -1).T
             return C[np.ix_(idx, idx)]
@@ -541,10 +689,18 @@ class ExactGP:
     def predict(self, X: Any, full_cov: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance (or full covariance) at arbitrary points ``X`` (q x d).
 
+        ``X`` must have the GP's ``d`` coordinates per point. A 1-D ``X`` is read as :meth:`update`
+        reads one: one point of ``d`` coordinates when ``d > 1``, and ``q`` scalar points when
+        ``d = 1``; before ``d`` is known (no candidates, a kernel of any dimension, no observation yet)
+        a 1-D ``X`` is ambiguous and refused: pass ``(q, d)``. An empty ``(0, d)`` query gives empty
+        arrays.
+
         Cost: O(t q d + t^2 q) in Cholesky form; in dense form the posterior is solved from the
         sufficient statistics once per update (O(|A|^3)) and then O(|A| q) per query.
         """
-        X = self.kernel.check_points(X, "X")
+        X = self._query_points(X)
+        if X.shape[0] == 0:
+            return np.zeros(0), np.zeros((0, 0)) if full_cov else np.zeros(0)
         kxx = self.kernel(X) if full_cov else self.kernel.diag(X)
         if self.t == 0:
             return np.zeros(X.shape[0]), kxx.copy()
@@ -558,6 +714,24 @@ class ExactGP:
         if full_cov:
             return mean, kxx - W.T @ W
         return mean, np.maximum(kxx - np.einsum("ij,ij->j", W, W), 0.0)
+
+    def _query_points(self, X: Any) -> np.ndarray:
+        """``X`` of :meth:`predict` as ``(q, d)`` points with the GP's ``d`` (see :meth:`predict`)."""
+        X = check_finite_array(X, "X")
+        d = self._d
+        if X.ndim == 1:
+            if d is None:
+                raise InvalidInputError(
+                    f"X is 1-D (shape {X.shape}), one point or {X.shape[0]} scalar points, and this GP's "
+                    "input dimension d is not known yet (no candidates or observations): "
+                    "pass a 2-D (q, d) array."
+                )
+            X = X.reshape(0, d) if X.size == 0 else (X[:, None] if d == 1 else X[None, :])
+        if X.ndim != 2:
+            raise InvalidInputError(f"X must be a 2-D array of points (q x d), got shape {X.shape}.")
+        if d is not None and X.shape[1] != d:
+            raise InvalidInputError(f"X has {X.shape[1]} coordinate(s) but this GP's points have d = {d}.")
+        return self.kernel.check_points(X, "X")
 
     def _compressed(self):
         if self._pred_cache is None:
@@ -602,20 +776,24 @@ class ExactGP:
     def sample(self, rng: np.random.Generator, size: int | None = None, scale: float = 1.0) -> np.ndarray:
         """Joint posterior sample(s) over the candidates from ``N(μ_t, scale² Σ_t)``, fresh and independent.
 
-        Returns shape ``(n,)``, or ``(size, n)`` when ``size`` is given. Uses pathwise conditioning of a
-        fresh prior draw (module docstring); every observation must be at a candidate arm.
+        Returns shape ``(n,)``, or ``(size, n)`` when ``size`` (an integer >= 0) is given. ``scale``: a
+        finite real >= 0. Uses pathwise conditioning of a fresh prior draw (module docstring); every
+        observation must be at a candidate arm.
         """
         if self.candidates is None:
             raise InvalidInputError("sampling needs a candidate set.")
-        k = 1 if size is None else int(size)
-        f0 = self.prior.draw(rng, k)  # (n, k)
-        if self.t == 0:
-            dev = f0
-        elif not self._all_arms:
+        k = 1 if size is None else check_scalar(size, "size", low=0, integer=True)
+        scale = check_scalar(_real(scale, "scale"), "scale", low=0.0)
+        if not self._all_arms:  # checked before any draw: a refused call leaves the generator alone
             raise InvalidInputError(
                 "joint sampling over the candidates needs every observation at a candidate arm; "
                 "this GP has observations at other points."
             )
+        if k == 0:
+            return np.empty((0, self.n))
+        f0 = self.prior.draw(rng, k)  # (n, k)
+        if self.t == 0:
+            dev = f0
         elif self.mode == "dense":
             counts = self._counts[:, None]
             e = counts * f0 + np.sqrt(self.noise * counts) * rng.standard_normal((self.n, k))
