@@ -16,6 +16,11 @@ def test_moved_rule_math_is_a_deprecated_alias():
 
     with pytest.warns(DeprecationWarning, match="ckb.rules.primal_dual.primal_dual_score"):
         assert acq.ckb_score is primal_dual_score
+    from ckb.rules.optimistic import CONFIG_FLOOR
+
+    # every moved name warns: CONFIG_FLOOR had a stale copy here that shadowed its alias
+    with pytest.warns(DeprecationWarning, match="ckb.rules.optimistic.CONFIG_FLOOR"):
+        assert acq.CONFIG_FLOOR == CONFIG_FLOOR
 
 
 def test_maximizer_finds_the_peak_of_a_smooth_score_and_skips_excluded_points():

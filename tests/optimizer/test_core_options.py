@@ -848,3 +848,31 @@ def test_a_policy_that_does_not_read_the_violation_budget_says_so(policy):
         warnings.simplefilter("error")
         ckb.Optimizer([0, 0], [1, 1], m=1, policy="pcei", violation_budget=0.0)
         ckb.Optimizer([0, 0], [1, 1], m=1, policy="cei")
+
+
+def test_the_last_ask_is_known_to_be_the_last(monkeypatch):
+    """``Decision.rounds_left = 0`` (no ask after this one) was read by the rules as 'unknown' and replaced
+    by the rule's horizon minus its rounds: with points told without an ask, slack-cei's last ask weighed
+    3 further asks that did not exist. Unknown is None now (Optuna without n_trials)."""
+    from ckb.rules.feasible_ei import PessimisticCEIRule
+
+    seen = []
+    orig = PessimisticCEIRule._asks_left
+    monkeypatch.setattr(
+        PessimisticCEIRule, "_asks_left", lambda self, r: seen.append((r, orig(self, r))) or seen[-1][1]
+    )
+
+    def f(x):
+        return float((x[0] - 0.7) ** 2 + (x[1] - 0.2) ** 2), [float(x[0] + x[1] - 1.0)]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=9, n_init=4, policy="slack-cei", minimize=True, **FAST)
+    run(opt, 4, f)
+    for u in (0.1, 0.5, 0.9):  # told without an ask: trials of the budget, not of the policy's horizon
+        opt.tell([u, 1 - u], *f([u, 1 - u]))
+    run(opt, 1, f)
+    seen.clear()
+    run(opt, 1, f)  # the last trial of the budget
+    assert opt.metrics()["remaining"] == 0
+    assert seen and all(r == 0 and asks == 1 for r, asks in seen)
+    rule = opt.policy.rule
+    assert rule._asks_left(None) == max(rule.horizon - rule.t + 1, 1)  # unknown: the rule's horizon

@@ -231,7 +231,7 @@ def test_a_violation_budget_replaces_the_exploration_phase_with_a_union_bound_wi
     assert rule.excess(mu_g, sd_g).item() == pytest.approx(-0.2 + 0.3 * rule.width)
     assert rule.excess(mu_g, sd_g, np.array([0.7])).item() == 0.0  # a budget that pays for it admits it
     assert rule.zero_prior  # and admissibility is judged under a zero prior mean
-    rule.set_budgeted(True, 0)  # unknown asks left: the rule's horizon (10 rounds, none played)
+    rule.set_budgeted(True, None)  # unknown asks left: the rule's horizon (10 rounds, none played)
     assert rule.width == pytest.approx(norm.isf(0.1 / 11))
     rule.set_budgeted(True, 1)  # few asks left: never below kappa
     assert rule.width == 2.0
@@ -249,7 +249,7 @@ def test_the_budget_pace_is_what_one_ask_may_spend_of_what_is_left():
     np.testing.assert_allclose(PessimisticCEIRule(2, 10).paced(left, 3), [1.0, 0.3])  # "half", the default
     even = PessimisticCEIRule(2, 10, budget_pace="even")
     np.testing.assert_allclose(even.paced(left, 3), [0.5, 0.15])  # this ask and 3 more
-    np.testing.assert_allclose(even.paced(left, 0), left / 11)  # unknown: the horizon, 10 rounds + this
+    np.testing.assert_allclose(even.paced(left, None), left / 11)  # unknown: the horizon, 10 rounds + this
     with pytest.raises(ValueError, match="budget_pace"):
         PessimisticCEIRule(2, 10, budget_pace="fast")
 
@@ -292,7 +292,8 @@ def test_pcei_under_a_zero_budget_is_pessimistic_from_the_first_feasible_point_a
     np.testing.assert_allclose(budgeted, want)
     assert budgeted[0] == pytest.approx(2.33, abs=0.01)
     assert set(run("pcei")) == {0.0}  # the exploration phase (no endgame in 2 asks here)
-    assert set(run("slack-cei", violation_budget=0.0)) == {0.0}  # slack-cei does not read the budget
+    with pytest.warns(UserWarning, match="'slack-cei' does not read violation_budget"):
+        assert set(run("slack-cei", violation_budget=0.0)) == {0.0}  # slack-cei does not read the budget
 
 
 def test_the_trust_region_excess_is_the_linf_distance_beyond_the_radius_in_both_backends():
@@ -481,8 +482,8 @@ def test_the_last_asks_refine_near_the_incumbent_without_a_budget_and_within_the
     np.testing.assert_allclose(rule.region_excess(X, centre, 0.2), [0.0, 0.0, 0.2], atol=1e-15)
     np.testing.assert_allclose(rule.region_excess(T(X), centre).numpy(), [0.0, 0.05, 0.3], atol=1e-15)
     assert [rule.refines(left) for left in (9, 3, 2, 1)] == [False, False, True, True]
-    rule.t = 8  # unknown asks left (0): the horizon minus the rounds so far, 10 - 8 + 1 = 3
-    assert rule.refines(0)
+    rule.t = 8  # unknown asks left (None): the horizon minus the rounds so far, 10 - 8 + 1 = 3
+    assert rule.refines(None)
     rule.set_budgeted(True, 1)
     assert not rule.refines(1)  # a budget has its own trust region around every feasible point
     rule.set_budgeted(False, 1)

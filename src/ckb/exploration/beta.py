@@ -61,7 +61,9 @@ class BetaSchedule:
 
 @dataclass(frozen=True)
 class TheoryBeta(BetaSchedule):
-    """``B + R sqrt(2 (γ̂_{t-1} + 1 + ln(1/α)))``, times ``scale``."""
+    """``B + R sqrt(2 (γ̂_{t-1} + 1 + ln(1/α)))``, times ``scale``. ``ln(1/α)`` is ``log(1/α)``, or
+    ``-log(α)`` where ``1/α`` overflows (a subnormal α below about 5.6e-309, which gave β = inf): finite
+    for every α in (0, 1), and the same bits as before wherever it was finite."""
 
     B: float = 1.0
     R: float = 0.1
@@ -71,7 +73,12 @@ class TheoryBeta(BetaSchedule):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "_log_term", 1.0 + math.log(1.0 / self.alpha))
+        # ln(1/alpha); -ln(alpha) where 1/alpha overflows (alpha below ~5.6e-309), the old expression
+        # elsewhere (the two differ by an ulp for some alpha: results stay bit for bit)
+        alpha = float(self.alpha)
+        inv = 1.0 / alpha
+        log_inv = math.log(inv) if math.isfinite(inv) else -math.log(alpha)
+        object.__setattr__(self, "_log_term", 1.0 + log_inv)
 
     def __call__(self, t: int, gp) -> float:
         return self.scale * (self.B + self.R * math.sqrt(2.0 * (gp.info_gain + self._log_term)))

@@ -13,12 +13,16 @@ from ckb.errors import InvalidInputError
 
 
 def argmax_random_tie(values: np.ndarray, rng: np.random.Generator, rtol: float = 1e-12) -> int:
-    """Index of the maximum of ``values``, ties (within ``rtol`` relative) broken uniformly at random."""
+    """Index of the maximum of ``values``, ties (within ``rtol`` relative) broken uniformly at random. A
+    +inf value wins, ties among several +inf broken the same way (the relative threshold is NaN there);
+    NaN and an empty array are ``InvalidInputError``."""
+    if values.size == 0:
+        raise InvalidInputError("acquisition values are empty: there is no candidate to choose from.")
     top = values.max()
     if not np.isfinite(top):
         if np.isnan(values).any():
             raise InvalidInputError("acquisition values contain NaN.")
-    thresh = top - rtol * max(1.0, abs(top))
+    thresh = top if top == np.inf else top - rtol * max(1.0, abs(top))
     ties = np.flatnonzero(values >= thresh)
     if ties.size == 1:
         return int(ties[0])

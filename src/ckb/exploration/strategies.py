@@ -35,9 +35,15 @@ STRATEGIES: Registry = Registry("exploration strategy")
 
 
 class Strategy:
-    """Draws an estimate of a function over the candidates from a GP posterior."""
+    """Draws an estimate of a function over the candidates from a GP posterior. Every strategy refuses a
+    width ``beta`` that is not a finite number >= 0 (:meth:`check_beta`; a NaN or negative width gave
+    NaN estimates or flipped the optimism silently)."""
 
     name = ""
+
+    def check_beta(self, beta: Any) -> None:
+        """A one-line ``InvalidInputError`` unless ``beta`` is a finite real number >= 0."""
+        check_scalar(beta, f"exploration {self.name!r} width beta", low=0.0)
 
     def estimate(self, gp, beta: float, rng: np.random.Generator, sign: float = 1.0) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
@@ -53,6 +59,7 @@ class UCB(Strategy):
     name = "ucb"
 
     def estimate(self, gp, beta, rng, sign=1.0):
+        self.check_beta(beta)
         return gp.mean + (sign * beta) * gp.std
 
 
@@ -63,6 +70,7 @@ class ThompsonSampling(Strategy):
     name = "ts"
 
     def estimate(self, gp, beta, rng, sign=1.0):
+        self.check_beta(beta)
         return gp.sample(rng, scale=beta)
 
 
@@ -78,6 +86,7 @@ class RandomShift(Strategy):
         self.n_points = check_scalar(n_points, "n_points", low=2, integer=True)
 
     def draw(self, beta: float, rng: np.random.Generator, sign: float = 1.0) -> float:
+        self.check_beta(beta)  # before drawing: a refused width consumes nothing
         if self.distribution == "gaussian":
             return beta * float(rng.standard_normal())
         k = int(rng.integers(self.n_points))

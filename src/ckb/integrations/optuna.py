@@ -1012,7 +1012,7 @@ class CKBSampler(BaseSampler):
                 after = np.array([k >= n_startup for k in data.numbers], dtype=bool)
                 spent = np.maximum(data.c[after], 0.0).sum(axis=0)
                 left = np.maximum(np.broadcast_to(self.violation_budget, (data.m,)) - spent, 0.0)
-            rounds_left = 0 if self.n_trials is None else max(0, self.n_trials - number - 1)
+            rounds_left = None if self.n_trials is None else max(0, self.n_trials - number - 1)
             u, internals = policy.decide(
                 Decision(
                     conditioned,

@@ -20,8 +20,6 @@ import numpy as np
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie
 
-#: the score of CONFIG's infeasible region lies below this (standardized values never get near it)
-CONFIG_FLOOR = -1.0e6
 #: two unit-cube points closer than this (max-norm) count as the same point
 SAME_POINT = 1e-6
 #: the separation hinge pushes restarts out to this multiple of the radius (the hard rule is < 1)

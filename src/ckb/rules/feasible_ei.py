@@ -46,11 +46,17 @@ wrong by more than ``kappa`` standard deviations.
   feasible point in seeds 13 and 19: 6.1 and 11.8 scales spent), for 20 solved runs instead of 14.
 - **When no point of** :math:`A_t` **is found** (every restart and raw sample outside): the point with the
   smallest pessimistic excess :math:`\sum_j [\mu_{g_j} + \kappa\sigma_{g_j} - \tau_j]^+` (:math:`\tau_j`:
-  the allowance in the models' units). Both are one score: outside :math:`A_t` it is ``FLOOR`` minus the
-  excess, below any value inside. (A continuous exact-penalty form, log EI + log PoF minus 1e3 times
-  the excess, was measured on Gramacy: it made 20 violating evaluations in 34 against 3, and with a
-  weight of 10, 27: the penalized maximum sits just outside the admissible set, where the fitted GP is
-  overconfident near the boundary. The jump costs the maximizer more evaluations, about 105 per ask
+  the allowance in the models' units). Both are one score: outside :math:`A_t` it is ``FLOOR`` (-1e6)
+  minus the excess, below any value inside. A value inside at or below ``FLOOR + 1`` (log EI reaches
+  -1e6 at :math:`(y^* - \mu_f)/\sigma_f \approx 1414`, near evaluated points where :math:`\sigma_f` is
+  tiny; log PoF likewise) is mapped strictly increasingly into ``(FLOOR, FLOOR + 1]``
+  (:func:`ckb.rules.cei.above_floor`): inside stays above outside and keeps its order, values above
+  ``FLOOR + 1`` are unchanged to the bit, and the maximizer's gradient there is smaller but of the
+  right sign (before, such a point ranked below every inadmissible point of excess under its shortfall,
+  and the rule evaluated a point it judged unaffordable). (A continuous exact-penalty form, log EI +
+  log PoF minus 1e3 times the excess, was measured on Gramacy: it made 20 violating evaluations in 34
+  against 3, and with a weight of 10, 27: the penalized maximum sits just outside the admissible set,
+  where the fitted GP is overconfident near the boundary. The jump costs the maximizer more evaluations, about 105 per ask
   against constrained EI's 25.)
 
 - **Exploration, then the endgame** (``explore_kappa`` < ``kappa``): while the rule is not in its
@@ -243,7 +249,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import NONNEGATIVE, PROBABILITY, Choice, Flag, Real, Rule, like, named, positive_part
-from ckb.rules.cei import ConstrainedEIRule, log_cei, log_first_feasible, quantile_target
+from ckb.rules.cei import ConstrainedEIRule, above_floor, log_cei, log_first_feasible, quantile_target
 
 
 def nearest_linf(X, X_ref, radii=None):
@@ -287,7 +293,8 @@ def linf_slopes(X, C) -> np.ndarray:
     return out
 
 
-#: the score outside the admissible set lies below this (log EI + log PoF never gets near it)
+#: the score outside the admissible set lies below this; admissible values at or below ``FLOOR + 1`` are
+#: squeezed into ``(FLOOR, FLOOR + 1]`` (:func:`ckb.rules.cei.above_floor`; module docstring)
 FLOOR = -1.0e6
 
 
@@ -354,8 +361,8 @@ class PessimisticCEIRule(Rule):
             return max(self.kappa, self.budget_kappa)
         return self.kappa if self.endgame or self.local else self.explore_kappa
 
-    def set_budgeted(self, budgeted: bool, rounds_left: int) -> None:
-        """Whether this decision's allowance is a violation budget, and the asks left after it (0 if
+    def set_budgeted(self, budgeted: bool, rounds_left: int | None) -> None:
+        """Whether this decision's allowance is a violation budget, and the asks left after it (None if
         unknown: the rule's own horizon minus its rounds then)."""
         from scipy.special import ndtri
 
@@ -363,12 +370,13 @@ class PessimisticCEIRule(Rule):
         r = self._asks_left(rounds_left)
         self.budget_kappa = float(-ndtri(self.budget_alpha / (self.m * r))) if self.budgeted else 0.0
 
-    def _asks_left(self, rounds_left: int) -> int:
-        """The asks left with this one: ``rounds_left`` + 1, or when that is unknown (0) the rule's own
-        horizon minus its rounds so far."""
-        return int(rounds_left) + 1 if rounds_left > 0 else max(self.horizon - self.t + 1, 1)
+    def _asks_left(self, rounds_left: int | None) -> int:
+        """The asks left with this one: ``rounds_left`` + 1 (0: this is the last), or when that is unknown
+        (None) the rule's own horizon minus its rounds so far. (0 meant unknown before, so a last ask after
+        points told without an ask counted the asks those points had taken as still to come.)"""
+        return int(rounds_left) + 1 if rounds_left is not None else max(self.horizon - self.t + 1, 1)
 
-    def paced(self, left, rounds_left: int):
+    def paced(self, left, rounds_left: int | None):
         """What one ask may spend of what is ``left`` of the budget (per constraint): all of it
         (``budget_pace = "all"``), half (``"half"``), or an even share over this ask and the
         ``rounds_left`` after it (``"even"``)."""
@@ -453,11 +461,11 @@ class PessimisticCEIRule(Rule):
             r = np.where(L > 0.0, margin / np.where(L > 0.0, L, 1.0), np.inf)
         return np.minimum(self.budget_radius, r.min(-1, initial=np.inf))
 
-    def refines(self, rounds_left: int) -> bool:
+    def refines(self, rounds_left: int | None) -> bool:
         """Whether this decision searches near the incumbent first: with ``refine_radius`` set, without a
         budget (whose own trust region applies) and without leaps (a leap leaves the incumbent's region,
         which a refinement would keep it in), among the last ``refine_last`` share of the horizon's asks
-        (``rounds_left``: the asks left after this one, 0 if unknown), or with ``refine_last`` None in
+        (``rounds_left``: the asks left after this one, None if unknown), or with ``refine_last`` None in
         the endgame."""
         on = getattr(self, "refine_radius", None) is not None and getattr(self, "leap_radius", None) is None
         if not on or self.budgeted:
@@ -474,10 +482,12 @@ class PessimisticCEIRule(Rule):
     def leap_score(self, mu_f, sd_f, best: float, mu_g, sd_g, X, X_seen):
         r"""Constrained EI, log EI + log PoF with no admissible set, at the points at least
         ``leap_radius`` (:math:`\ell_\infty`, unit cube) from every point of ``X_seen`` (n, d);
-        ``FLOOR`` minus the shortfall of the distance closer in (torch)."""
+        ``FLOOR`` minus the shortfall of the distance closer in (torch). Values at or below ``FLOOR + 1``
+        are squeezed above ``FLOOR`` (:func:`ckb.rules.cei.above_floor`): a far point outranks every near
+        one."""
         import torch
 
-        value = log_cei(mu_f, sd_f, best, mu_g, sd_g)
+        value = above_floor(log_cei(mu_f, sd_f, best, mu_g, sd_g), FLOOR)
         short = positive_part(self.leap_radius - nearest_linf(X, X_seen))
         return torch.where(short <= 0.0, value, FLOOR - short)
 
@@ -545,11 +555,13 @@ class PessimisticCEIRule(Rule):
 
     def _admitted(self, value, mu_g, sd_g, threshold, mu_g_excess, region):
         """``value`` on the admissible set (judged by ``mu_g_excess`` if given, with the trust region's
-        ``region``), ``FLOOR`` minus the excess elsewhere (torch)."""
+        ``region``), ``FLOOR`` minus the excess elsewhere (torch). An admissible value at or below
+        ``FLOOR + 1`` is squeezed into ``(FLOOR, FLOOR + 1]`` (:func:`ckb.rules.cei.above_floor`), so the
+        admissible set always outranks the rest; above that, ``value`` to the bit."""
         import torch
 
         excess = self.excess(mu_g if mu_g_excess is None else mu_g_excess, sd_g, threshold, region)
-        return torch.where(excess <= 0.0, value, FLOOR - excess)
+        return torch.where(excess <= 0.0, above_floor(value, FLOOR), FLOOR - excess)
 
     def excess(self, mu_g, sd_g, threshold=None, region=None):
         """:math:`\\sum_j [\\mu_{g_j} + \\kappa\\sigma_{g_j} - \\tau_j]^+`, plus ``region`` (:meth:`region_excess`)
@@ -702,11 +714,11 @@ class SlackCEIRule(PessimisticCEIRule):
     }
 
     def explores(
-        self, log_cei_explore: float, mu_explore: float, mu_exploit: float, rounds_left: int
+        self, log_cei_explore: float, mu_explore: float, mu_exploit: float, rounds_left: int | None
     ) -> bool:
         r"""``exploit = "horizon"``: whether to evaluate the exploring choice,
         :math:`R \exp(\text{log\_cei\_explore}) > \mu_f(x_m) - \mu_f(x_e)`, with :math:`R` the asks left
-        after this one (``rounds_left``; 0 if unknown: the rule's horizon minus its rounds) and the log
+        after this one (``rounds_left``; None if unknown: the rule's horizon minus its rounds) and the log
         constrained EI of :math:`x_e` against the threshold (class docstring)."""
         gain = (self._asks_left(rounds_left) - 1) * float(np.exp(log_cei_explore))
         return bool(gain > float(mu_exploit) - float(mu_explore))

@@ -30,8 +30,25 @@ there is one Q per constraint (our choice).
 feasible the original declares the problem infeasible; a sequential loop must still act, so it plays
 :math:`\arg\min_x \max_j \check g_{t,j}(x)` (the point the optimistic model finds closest to feasible;
 recorded as ``fallback``). Both cases are one score, :math:`\hat f_t` where :math:`\max_j \check g_{t,j} \le 0`
-and :math:`M - \max_j \check g_{t,j}` elsewhere with :math:`M = -10^6` below any feasible value, whose
+and :math:`M - \max_j \check g_{t,j}` elsewhere with :math:`M` below every feasible value, whose
 argmax is exactly this rule (over a finite set; on a box, the maximizer sees one piecewise-smooth score).
+:math:`M` is ``CONFIG_FLOOR`` = :math:`-10^6` unless a feasible UCB is at or below it (an objective in the
+millions, in raw units as the harness models it), where a fixed :math:`M` let an infeasible point win:
+
+- numpy (the harness; :func:`config_score` over the candidates it is given): :math:`M` is lowered to
+  :math:`\min(\hat f) - 10^6` over the call's feasible points (the next float below it where that
+  rounds to it); the feasible scores are the UCBs themselves, their order exact.
+  :class:`ConfigRule` keeps the lowest :math:`M` of the round (reset at :meth:`~ConfigRule.begin_round`),
+  so the harness's local search on a box, which scores small batches around the best candidate after
+  scoring all candidates, compares every batch on the candidates' :math:`M` (one gap left: with no
+  feasible candidate, a feasible point below ``CONFIG_FLOOR`` that the local search finds cannot beat
+  the infeasible start, whose score was fixed first).
+- torch (``ckb.Optimizer``, whose models are standardized and never near :math:`-10^6`; the maximizer
+  needs one fixed function): a feasible UCB at or below ``CONFIG_FLOOR + 1`` is mapped strictly
+  increasingly into ``(CONFIG_FLOOR, CONFIG_FLOOR + 1]`` (:func:`ckb.rules.cei.above_floor`): feasible
+  above infeasible, their order kept to float resolution, the gradient smaller but of the right sign.
+
+Above ``CONFIG_FLOOR`` (numpy) or ``CONFIG_FLOOR + 1`` (torch) every score is unchanged to the bit.
 
 **Feasibility first** (``feasibility_first``, off in these rules' defaults, as the papers have none;
 ``ckb.Optimizer``'s ``rpol-ucb`` turns it on; ``first_quantile`` 0.5): while no
@@ -49,10 +66,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ckb.rules.base import NONNEGATIVE, Real, Rule, Width, like, named, positive_part, where
-from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst
+from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst, above_floor
 from ckb.rules.primal_dual import _width
 
-#: CONFIG's score on the optimistically infeasible region lies below this
+#: CONFIG's score on the optimistically infeasible region lies below this (lowered below a feasible UCB
+#: at or under it: module docstring)
 CONFIG_FLOOR = -1.0e6
 
 
@@ -142,7 +160,22 @@ class ConfigRule(OptimisticRule):
     """CONFIG: the UCB of f on the optimistically feasible set, else the least optimistically infeasible
     point (module docstring)."""
 
+    def setup(self) -> None:
+        super().setup()
+        #: this round's floor under the infeasible scores (numpy; module docstring)
+        self.floor = CONFIG_FLOOR
+
+    def begin_round(self) -> None:
+        super().begin_round()
+        self.floor = CONFIG_FLOOR
+
     def score(self, ucb_f, lcb_g):
+        """:func:`config_score`; with numpy arrays the floor is this round's lowest so far (module
+        docstring), so that every call of a round ranks its feasible points above its infeasible ones
+        and above those of the calls before it."""
+        if isinstance(lcb_g, np.ndarray):
+            self.floor = config_floor(ucb_f, lcb_g.max(-1), self.floor)
+            return config_score(ucb_f, lcb_g, self.floor)
         return config_score(ucb_f, lcb_g)
 
     def record_choice(self, lcb_g_at_x) -> None:
@@ -156,7 +189,24 @@ def rpol_score(ucb_f, lcb_g, Q):
     return ucb_f - (like(Q, lcb_g) * positive_part(lcb_g)).sum(-1)
 
 
-def config_score(ucb_f, lcb_g):
-    """CONFIG's score: the UCB where every LCB <= 0, else ``CONFIG_FLOOR`` minus the worst LCB."""
-    worst = lcb_g.max(-1) if isinstance(lcb_g, np.ndarray) else lcb_g.max(dim=-1).values
-    return where(worst <= 0.0, ucb_f, CONFIG_FLOOR - worst)
+def config_floor(ucb_f, worst, floor: float = CONFIG_FLOOR) -> float:
+    """The floor under CONFIG's infeasible scores for numpy arrays (module docstring): ``floor`` when every
+    feasible UCB (``worst`` <= 0; NaN left out) is above it, else the lowest feasible UCB minus 1e6 (the
+    next float below it where that rounds to it)."""
+    ucb_f, worst = np.broadcast_arrays(np.asarray(ucb_f, dtype=float), np.asarray(worst, dtype=float))
+    lo = float(np.min(ucb_f, where=(worst <= 0.0) & ~np.isnan(ucb_f), initial=np.inf))
+    if lo > floor:
+        return floor
+    lowered = lo + CONFIG_FLOOR
+    return lowered if lowered < lo else math.nextafter(lo, -math.inf)
+
+
+def config_score(ucb_f, lcb_g, floor: float = CONFIG_FLOOR):
+    """CONFIG's score: the UCB where every LCB <= 0, else the floor minus the worst LCB: ``floor``
+    (``CONFIG_FLOOR``) lowered below the feasible UCBs with numpy arrays (:func:`config_floor`); with
+    torch, feasible UCBs at or below ``CONFIG_FLOOR + 1`` squeezed above it (module docstring)."""
+    if isinstance(lcb_g, np.ndarray):
+        worst = lcb_g.max(-1)
+        return where(worst <= 0.0, ucb_f, config_floor(ucb_f, worst, floor) - worst)
+    worst = lcb_g.max(dim=-1).values
+    return where(worst <= 0.0, above_floor(ucb_f, CONFIG_FLOOR), CONFIG_FLOOR - worst)

@@ -16,7 +16,12 @@ update.
     :math:`(c x + 1)^n`; both 1 for :math:`x \le 0` (eqs. 9-10). The same :math:`\psi_c` is used in the
     penalty and in the update (Algorithm 2 writes :math:`\psi(g)`, Assumption 3 :math:`\psi(c g)`: with
     ``c = 1`` they agree). Multipliers only grow; :math:`\kappa` is kept as :math:`\log\kappa` and capped
-    at ``kappa_max`` (overflow guard, reported as ``kappa_capped``).
+    at ``kappa_max`` (overflow guard, reported as ``kappa_capped``). The penalized observation itself
+    cannot be guarded so: its terms are all >= 0, so when :math:`\kappa_j(\psi(c_j) - 1)` or the sum
+    passes the float range (``"exp"``, ``c = 1``: a constraint value above about 709.8, less with a
+    larger :math:`\kappa`) the true value is below :math:`-1.8\times 10^{308}`, and
+    :meth:`EpochPenaltyRule.target` raises an ``InvalidInputError`` naming the constraint values, the
+    penalty and the multipliers (it returned -inf, refused later by the model without naming either).
 ``PenaltyNoisyRule`` (Algorithm 3; noisy constraints)
     :math:`\kappa^1_j = 0`; confidence :math:`\delta/(2L)` and noise level
     :math:`R_l = \sqrt{1 + \sum_j (\kappa^l_j)^2}\,R` (recomputed each epoch); objective
@@ -116,10 +121,30 @@ class EpochPenaltyRule(FeasibilityFirst, Rule):
         return self.R
 
     # the loop
+    def describe_penalty(self) -> str:
+        """The penalty in words, for errors."""
+        return f"sum_j kappa_j c_j with kappa = {self.kappa.tolist()}"
+
     def target(self, y, c) -> np.ndarray:
-        """The penalized observations of the current epoch: ``y`` (k,) and ``c`` (k, m) -> (k,)."""
+        """The penalized observations of the current epoch: ``y`` (k,) and ``c`` (k, m) -> (k,). A row of
+        finite ``y`` and ``c`` whose penalized value passes the float range is an ``InvalidInputError``
+        naming it (module docstring); non-finite inputs pass through as before."""
         c = np.asarray(c, dtype=float).reshape(-1, self.m)
-        return np.asarray(y, dtype=float).reshape(-1) - self.penalty(c)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = y - self.penalty(c)
+        if not np.all(np.isfinite(out)):
+            bad = ~np.isfinite(out) & np.isfinite(y) & np.all(np.isfinite(c), axis=-1)
+            if np.any(bad):
+                i = int(np.flatnonzero(bad)[0])
+                from ckb.errors import InvalidInputError
+
+                raise InvalidInputError(
+                    f"the penalized observation y - penalty at constraint values c = {c[i].tolist()} "
+                    f"(y = {float(y[i])!r}) is beyond the float range (got {float(out[i])}): penalty "
+                    f"{self.describe_penalty()}; constraint values this large overflow it."
+                )
+        return out
 
     def begin_round(self, model_of) -> float:
         """Round t += 1 and its UCB width (``model_of("pen")``: the penalized objective's model; None in
@@ -180,6 +205,12 @@ class PenaltyNoiselessRule(EpochPenaltyRule):
 
     def penalty(self, c: np.ndarray) -> np.ndarray:
         return np.expm1(log_psi(c, self.psi, self.c, self.n)) @ self.kappa
+
+    def describe_penalty(self) -> str:
+        shape = f"scale c = {self.c!r}" + (f", n = {self.n!r}" if self.psi == "poly" else "")
+        return (
+            f"sum_j kappa_j (psi(c_j) - 1) with psi = {self.psi!r} ({shape}), kappa = {self.kappa.tolist()}"
+        )
 
     def update_multipliers(self, mean_c: np.ndarray) -> None:
         self.log_kappa = np.minimum(

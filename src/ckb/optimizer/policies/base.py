@@ -40,7 +40,7 @@ class Decision:
     policy units (array or tensor, last axis m) back to the constraints' own units (monotone, 0 -> 0);
     ``exact``: the evaluations are noise-free (a point evaluated once teaches nothing new the second
     time; the maximizer already excludes evaluated points then); ``rounds_left``: the policy's asks
-    left in the budget after this one; ``violation_budget`` (m,), the user's whole violation budget
+    left in the budget after this one (0: this is the last; None: unknown); ``violation_budget`` (m,), the user's whole violation budget
     (None: no budget was set)."""
 
     models: Any
@@ -51,7 +51,7 @@ class Decision:
     violation_left: np.ndarray | None = None
     c_to_raw: Any = None
     exact: bool = False
-    rounds_left: int = 0
+    rounds_left: int | None = None
     violation_budget: np.ndarray | None = None
 
 

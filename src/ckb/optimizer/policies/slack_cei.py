@@ -128,7 +128,7 @@ class SlackCEI(PessimisticCEI):
         """:math:`a_t = -S_t / R_t` (own units, signed) and its value in the models' units."""
         c = np.asarray(ctx.c, dtype=float).reshape(-1, self.m)
         raw = c if ctx.c_to_raw is None else np.asarray(ctx.c_to_raw(c), dtype=float).reshape(-1, self.m)
-        a = -raw.sum(axis=0) / (int(ctx.rounds_left) + 1)
+        a = -raw.sum(axis=0) / self.rule._asks_left(ctx.rounds_left)
         tau = _signed_thresholds(a, ctx.c_to_raw, self.m)
         # a debt's margin below what the constraint's model can reach at all (the floor of its bound
         # map) is repaid by no point: merely feasible, as when no point is admissible (_relaxed); a
