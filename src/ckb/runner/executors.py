@@ -27,12 +27,21 @@ from ckb.errors import CKBError, UnknownNameError
 
 
 class SerialExecutor:
+    """Runs the tasks one after another in this process, each with BLAS/OpenMP limited to one thread, as
+    a worker process pins it (:func:`~ckb._parallel.pin_blas_threads`): a task's numbers do not depend on
+    the executor or the number of workers (a multi-threaded BLAS sums in another order, which changed
+    traces in the last bits). The process's own limits come back after each task."""
+
     name = "serial"
     workers = 1
 
     def map_unordered(self, fn: Callable, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        from threadpoolctl import threadpool_limits
+
         for task in tasks:
-            yield task, fn(task)
+            with threadpool_limits(limits=1):
+                result = fn(task)
+            yield task, result
 
 
 def _die_with_parent(parent: int) -> None:
