@@ -342,7 +342,9 @@ def test_search_options_are_the_optimizers_and_never_reach_the_policy():
 
 def test_the_violation_budget_left_is_the_budget_minus_what_the_trials_after_the_design_spent():
     budget = 0.3
-    sampler = CKBSampler(policy="pcei", constraints_func=_constraints, violation_budget=budget, **FAST)
+    sampler = CKBSampler(
+        policy="pcei", constraints_func=_constraints, violation_budget=budget, n_trials=12, **FAST
+    )
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(_active_objective, n_trials=12)
     g = [t.user_attrs["g"][0] for t in study.trials]
@@ -505,7 +507,9 @@ def test_the_policy_sees_the_whole_violation_budget_per_constraint(monkeypatch):
         return decide(self, ctx)
 
     monkeypatch.setattr(PessimisticCEI, "decide", spy)
-    sampler = CKBSampler(policy="pcei", constraints_func=_constraints, violation_budget=0.0, **FAST)
+    sampler = CKBSampler(
+        policy="pcei", constraints_func=_constraints, violation_budget=0.0, n_trials=8, **FAST
+    )
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(_active_objective, n_trials=8)
     assert len(seen) == 2 and all(np.array_equal(b, [0.0]) for b in seen)

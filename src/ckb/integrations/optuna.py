@@ -111,7 +111,8 @@ calls any sampler hook, and no storage can delete one, so the refused trial goes
 with its number, and nothing else is written (no failed trial, no attribute, no shifted numbers).
 
 **Horizon.** Some policies set constants from the number of rounds T (CKB's ``V = G sqrt(T) / rho``,
-the penalty's epoch length): pass ``n_trials`` (the trials the study will run; T = ``n_trials -
+the penalty's epoch length) or spread a quantity over the rounds left (slack-cei's slack; pcei's
+violation budget and ``refine_last``): pass ``n_trials`` (the trials the study will run; T = ``n_trials -
 n_startup_trials``); they refuse to start without it. Optuna does not tell a sampler its
 ``optimize(n_trials=...)``, so this is how the sampler learns the horizon. The design must fit in it, as
 ckb.Optimizer's in its budget: an ``n_trials`` smaller than the design is an error, not a warning (a
@@ -158,7 +159,7 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
         "ckb.integrations.optuna needs Optuna, which is not installed: pip install 'ckb[optuna]'."
     ) from exc
 
-from ckb._validation import check_bool, check_scalar, did_you_mean, short_repr
+from ckb._validation import as_real_array, check_bool, check_scalar, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
     EXACT_NOISE_FLOOR,
@@ -472,9 +473,14 @@ class CKBSampler(BaseSampler):
     n_startup_trials : size of the initial Sobol design (default ``2d + 2``, d the search space's size).
     seed : seeds the design, the independent draws and the policy's generator (default 0, as
         ckb.Optimizer: the same study gives the same trials).
-    violation_budget : for violation-aware policies (``pcei``): per constraint, the largest sum of
-        positive parts (a number or one per constraint, in the constraints' units) the evaluations after
-        the initial design (trial numbers >= ``n_startup_trials``) may spend, as in ckb.Optimizer.
+    violation_budget : for violation-aware policies (``pcei``; another policy warns that it does not
+        read it): per constraint, the largest sum of positive parts (a finite number >= 0 or one per
+        constraint, in the constraints' units) the trials after the initial design (trial numbers >=
+        ``n_startup_trials``) may spend. Unlike ckb.Optimizer, which charges every point it did not ask
+        from its design, a user's enqueued or added trial whose number lies inside the design takes that
+        number's design slot and is not charged (Optuna numbers trials; this sampler knows the design by
+        number). pcei paces it over the trials left, so it needs ``n_trials``. A budget is not used
+        before the first decision: a resume in the design may change it.
     outcome_transform : the units the policy sees, as in ckb.Optimizer (``"auto"``, ``"rms"``,
         ``"bilog"``, ``"bilog-constraints"``, ``"auto-no-bounds"``, ``"auto-bounds"``); the study keeps
         the raw values.
@@ -531,12 +537,13 @@ class CKBSampler(BaseSampler):
         self.categorical = categorical
         self.violation_budget = None
         if violation_budget is not None:
-            vb = np.atleast_1d(np.asarray(violation_budget, dtype=float))
-            if vb.ndim != 1 or not np.all(np.isfinite(vb)) or np.any(vb < 0):
-                raise InvalidInputError(
-                    f"violation_budget must be a number >= 0 or one per constraint, got {violation_budget!r}."
-                )
-            self.violation_budget = vb.tolist()
+            what = "violation_budget must be a finite number >= 0 or one per constraint"
+            if isinstance(violation_budget, (bool, np.bool_, str, bytes, dict)):
+                raise InvalidInputError(f"{what}, got {short_repr(violation_budget, 60)}.")
+            vb = np.atleast_1d(as_real_array(violation_budget, "violation_budget", what.split(" must ")[1]))
+            if vb.ndim != 1 or vb.size == 0 or not np.all(np.isfinite(vb)) or np.any(vb < 0):
+                raise InvalidInputError(f"{what}, got {short_repr(violation_budget, 60)}.")
+            self.violation_budget = [float(v) for v in vb]
         policy_params = dict(params)
         _set_search_options(self, **{k: policy_params.pop(k) for k in SEARCH_OPTIONS if k in policy_params})
         self.decision_timeout = check_scalar(decision_timeout, "decision_timeout", low=0.0)
@@ -562,17 +569,27 @@ class CKBSampler(BaseSampler):
         ``n_trials``."""
         lists = [v for v in [*self.policy_params.values(), self.violation_budget] if isinstance(v, list)]
         m = max([len(v) for v in lists], default=1)
-        short, long = _numbers(self._make_policy(m, 10)), _numbers(self._make_policy(m, 10_000))
+        policy = self._make_policy(m, 10)
+        short, long = _numbers(policy), _numbers(self._make_policy(m, 10_000))
         # a constant that differs, but not a mere copy of the horizon (the primal-dual's epoch length)
         self._needs_horizon = any(
             short[k] != long[k] and (short[k], long[k]) != (repr(10.0), repr(10_000.0)) for k in short
-        ) or bool(
-            getattr(self._policy_cls, "uses_rounds_left", False)
-        )  # spreads a quantity over the asks left
+        ) or policy.needs_rounds_left(
+            self.violation_budget is not None
+        )  # spreads a quantity (a slack, a violation budget) over the asks left
+        if self.violation_budget is not None and not getattr(
+            self._policy_cls, "reads_violation_budget", False
+        ):
+            warnings.warn(
+                f"policy {self.policy_name!r} does not read violation_budget: its decisions are the same "
+                "without a budget (pcei spends it; goal='best-feasible' uses pcei).",
+                UserWarning,
+                stacklevel=3,
+            )
         if self.n_trials is None and self._needs_horizon:
             raise InvalidInputError(
                 f"policy {self.policy_name!r} sets constants from the number of rounds or spreads its slack "
-                "over the rounds left; pass n_trials= (the trials the study will run)."
+                "or violation budget over the rounds left; pass n_trials= (the trials the study will run)."
             )
         # the design must fit in n_trials, as ckb.Optimizer's in its budget; the default design's size
         # (2d + 2) is known once a trial has completed (:meth:`_check_design_fits`), but is at least 4
@@ -926,6 +943,8 @@ class CKBSampler(BaseSampler):
         for key, value in ours.items():
             have = design if key == "n_startup_trials" else stored.get(key)
             if key == "policy_constants" or (key == "n_trials" and unused):
+                continue
+            if key == "violation_budget" and not decided:  # not used before the first decision
                 continue
             if key in ("m", "n_startup_trials") and (have is None or value is None):
                 continue  # not known on one side yet

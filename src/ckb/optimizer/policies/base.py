@@ -92,6 +92,11 @@ class OptimizerPolicy:
     #: studies' decisions: a resumed study that stores no value of one gets this one
     legacy_constants: ClassVar[dict[str, Any]] = {}
 
+    def needs_rounds_left(self, budgeted: bool) -> bool:
+        """Whether this policy's decisions read ``Decision.rounds_left`` (so a caller must know the
+        horizon), under a violation budget (``budgeted``) or not: :attr:`uses_rounds_left` here."""
+        return bool(type(self).uses_rounds_left)
+
     def __init__(self, m: int, horizon: int) -> None:
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
         self.horizon = check_scalar(horizon, "horizon (policy rounds T)", low=1, integer=True)

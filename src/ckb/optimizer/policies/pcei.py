@@ -185,6 +185,14 @@ class PessimisticCEI(RuleOptimizerPolicy):
         as a violation budget's is)."""
         return None
 
+    def needs_rounds_left(self, budgeted: bool) -> bool:
+        """Under a violation budget the width and pace read the asks left, and so does ``refine_last``."""
+        return (
+            super().needs_rounds_left(budgeted)
+            or budgeted
+            or getattr(self.rule, "refine_last", None) is not None
+        )
+
     def _budgeted(self, ctx) -> bool:
         """Whether the allowance is the user's violation budget (then no exploration phase)."""
         return ctx.violation_left is not None
