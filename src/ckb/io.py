@@ -80,6 +80,26 @@ def atomic_write(path: Path, write) -> None:
         raise
 
 
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the temporary files :func:`atomic_write` left next to ``path`` when its process was killed
+    mid-write (``.NAME.*.tmp`` last modified before ``path`` was): called once ``path`` is written again.
+    One newer than ``path`` may be another process's write in progress and is kept. Returns the removed."""
+    path = Path(path)
+    try:
+        written = path.stat().st_mtime
+    except OSError:
+        return []
+    removed = []
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if tmp.is_file() and tmp.stat().st_mtime < written:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:  # gone already, or not ours to remove: left as it is
+            pass
+    return removed
+
+
 def save_state(path: str | Path, state: dict[str, Any]) -> None:
     arrays: dict[str, np.ndarray] = {}
     tree = _split(state, arrays, "")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ckb.errors import CKBError
-from ckb.io import load_state
+from ckb.io import load_state, remove_stale_temporaries
 from ckb.runner.executors import get_executor
 from ckb.runner.metrics import final_metrics
 from ckb.runner.trace import Trace
@@ -218,6 +218,7 @@ def execute(
     for task, result in ex.map_unordered(worker, tasks):
         cfg, path = by_path[task[1]]
         store.finish(path, result)
+        remove_stale_temporaries(path)  # of a write killed in an earlier run (kill -9)
         yield cfg, path, result
 
 
