@@ -91,6 +91,20 @@ def test_sublinear_and_missing():
     assert v.verdict == NOT_RUN and "nope" in v.reason
 
 
+def test_a_falling_cumulative_curve_has_no_growth_rate():
+    """A mean cumulative regret that falls (log-log slope -1.39: below the constrained optimum, bought with
+    violations in 39 of 40 rounds) was 'reproduced' for 'sublinear regret', while the same curve ending
+    below 0 was 'partly' (no growth rate to measure): both are 'partly' now."""
+    falling = {
+        "algorithms": {"f": {"regret": _entry([3.0, 4.0, 4.5])}},
+        "checkpoints": {
+            "f": {"loglog_slope_second_half": {"regret": -1.39}, "regret_over_t": [0.6, 0.2, 0.1]}
+        },
+    }
+    v = judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="f"), falling)
+    assert v.verdict == PARTLY and v.value == "slope -1.39" and "falls" in v.reason
+
+
 def test_lowest_compares_the_first_with_each_other_and_nothing_between_the_others():
     # d 1 below c 2 and below b 6; c vs b (or b vs c) is not judged
     assert judge(_c(metric="regret", kind="lowest", order=("d", "b", "c")), SUMMARY).verdict == REPRODUCED

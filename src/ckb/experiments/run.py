@@ -164,7 +164,9 @@ def run_beta_scale_sweep(
     sensitivity instead of hiding it. Every scale, spec and folder is checked first
     (:func:`check_beta_scale_sweep`). Writes ``out/spec.json`` (the spec before scaling) and
     ``out/beta_scale_sweep.json``:
-    ``{"experiment", "scales", "algorithms": {ALG: {METRIC: [mean per scale]}}, "median_violating_rounds": ...}``.
+    ``{"experiment", "horizon", "trials", "scales", "algorithms": {ALG: {METRIC: [mean per scale],
+    "violating_rounds_median": [median per scale]}}}`` (METRIC: ``violating_rounds``, ``violation``,
+    ``positive_violation``, ``regret``).
     """
     from ckb.errors import CKBError
     from ckb.framework.pipeline import record_spec

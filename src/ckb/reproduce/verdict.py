@@ -23,7 +23,8 @@ Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, defau
   < 1: partly (barely sublinear at this horizon); else not reproduced. A mean curve that is <= 0 in the
   second half has no log-log slope: if the metric's time average (``METRIC_over_t``) ends <= 0, the claim
   is partly reproduced (sublinear as an upper bound, no growth rate to measure; e.g. a regret below
-  the constrained optimum, paid for with violation), else not run.
+  the constrained optimum, paid for with violation), else not run. A falling mean curve (a negative
+  slope) is partly reproduced for the same reason.
 """
 
 from __future__ import annotations
@@ -111,6 +112,14 @@ def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
             )
     ours = statistic(summary, claim.algorithm, m, s)
     if claim.kind == "sublinear":
+        if ours < 0.0:  # a falling cumulative curve: as one that ends <= 0, no growth rate to measure
+            return Verdict(
+                claim,
+                f"slope {_fmt(ours)}",
+                PARTLY,
+                f"the mean {m} falls (log-log slope {_fmt(ours)} in the second half): sublinear as an upper "
+                "bound, no growth rate to measure.",
+            )
         if ours <= claim.threshold:
             return Verdict(claim, f"slope {_fmt(ours)}", REPRODUCED, f"log-log slope <= {claim.threshold:g}.")
         verdict = PARTLY if ours < 1.0 else NOT_REPRODUCED
