@@ -26,7 +26,9 @@ import numpy as np
 
 from ckb.errors import InvalidInputError
 
-#: the names every report uses for the three quantities above
+#: the names of the three quantities above in :func:`violation_curves`; the count is reported as
+#: ``violating_rounds`` by the harness and the multi-agent metrics, ``violating_evaluations`` by
+#: :meth:`ckb.Optimizer.metrics` and ``violating`` by ``ckb study show``'s curves
 VIOLATION = "violation"
 POSITIVE_VIOLATION = "positive_violation"
 VIOLATING = "violating"

@@ -234,3 +234,51 @@ def test_yes_no_method_params_share_one_check(method, key, m):
         build_setup(method, problem, {key: "yes"}, 5, 0, 0)
     _one_line(exc)
     build_setup(method, problem, {key: np.bool_(False)}, 5, 0, 0)
+
+
+# ------------------------------------------------------------------------------ feasibility, coupling
+def test_gp_samples_redraws_an_instance_without_a_feasible_joint_grid_point():
+    """The Slater margin is over mixtures of grid points: it was positive for instances where no single
+    joint point is feasible (trial 41 of these settings), which then failed only after the whole run."""
+    params = {"n_agents": 2, "m": 2, "grid_size": 6, "lengthscale": 0.1}
+    for trial in range(45):
+        rng = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(trial, 0)))
+        p = make_multiagent_problem("gp-samples", rng, **params)
+        assert np.isfinite(p.optimum["f_star"])
+
+
+def test_a_trial_of_a_problem_without_a_feasible_point_fails_before_it_runs():
+    from ckb.multiagent import MultiAgentTrial, MultiAgentTrialConfig
+    from ckb.multiagent.problems import MULTIAGENT_PROBLEMS
+
+    grid = np.linspace(0.0, 1.0, 3)[:, None]
+
+    @MULTIAGENT_PROBLEMS.register("never-feasible-test")
+    def never(rng):
+        return MultiAgentProblem(
+            "never",
+            [grid],
+            [grid[:, 0]],
+            [np.ones((3, 1))],
+            noise_std=0.05,
+            kernel={"type": "se", "lengthscale": 0.4},
+        )
+
+    try:
+        cfg = MultiAgentTrialConfig(algorithm="d", method="dmabo", problem="never-feasible-test", horizon=5)
+        with pytest.raises(InvalidInputError, match="no feasible point"):
+            MultiAgentTrial(cfg)
+    finally:
+        MULTIAGENT_PROBLEMS._items.pop("never-feasible-test", None)
+
+
+def test_b_without_a_is_refused():
+    """b given without A was dropped silently: the coupling constraint disappeared."""
+    grid = np.linspace(0.0, 1.0, 3)[:, None]
+    with pytest.raises(InvalidInputError, match="b was given without A"):
+        MultiAgentProblem("x", [grid], [grid[:, 0]], None, b=np.array([1.0]), noise_std=0.05)
+
+
+def test_a_horizon_below_one_is_refused_by_build_setup():
+    with pytest.raises(InvalidInputError, match="horizon must be >= 1"):
+        build_setup("dmabo", small_problem(m=1, affine=True), {}, 0, 0, 0)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_bool, did_you_mean
+from ckb._validation import check_bool, check_scalar, did_you_mean
 from ckb.errors import InvalidInputError
 from ckb.registry import Registry
 
@@ -98,4 +98,5 @@ def agent_kwargs(
 
 
 def build_setup(method: str, problem, params: dict[str, Any], horizon: int, seed: int, trial: int) -> Setup:
+    horizon = check_scalar(horizon, "horizon", low=1, integer=True)
     return METHODS.get(method)(problem, dict(params), int(horizon), int(seed), int(trial))

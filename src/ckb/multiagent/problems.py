@@ -43,7 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_bool, check_finite_array, check_noise_scale, check_params, check_scalar
+from ckb._validation import (
+    check_bool,
+    check_finite_array,
+    check_noise_scale,
+    check_params,
+    check_scalar,
+    short_repr,
+)
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError
 from ckb.registry import Registry
 
@@ -239,6 +246,10 @@ def _value_tables(f: list, g: list | None, grids: list[np.ndarray]) -> tuple[lis
 def _affine_blocks(A: list | None, b: Any, grids: list[np.ndarray]) -> tuple[list, np.ndarray]:
     """The coupling ``sum_i A_i x_i = b``: blocks ``A_i`` (l, n_i) and ``b`` (l,); ``l = 0`` without A."""
     if A is None:
+        if b is not None and np.size(b):
+            raise InvalidInputError(
+                f"b was given without A: the coupling sum_i A_i x_i = b needs both (b = {short_repr(b, 60)})."
+            )
         return [np.zeros((0, X.shape[1])) for X in grids], np.zeros(0)
     if len(A) != len(grids):
         raise InvalidInputError(f"A must have one block per agent ({len(grids)}), got {len(A)}.")
@@ -505,6 +516,10 @@ def gp_samples(
         )
         xi = slater_margin(prob)
         if m and (xi is None or xi < min_slater):
+            continue
+        try:  # the margin is over mixtures of points: positive with no single joint point feasible
+            _ = prob.optimum
+        except InvalidInputError:
             continue
         if require_active and m and not prob.optimum["active"]:
             continue

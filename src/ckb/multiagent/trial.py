@@ -109,6 +109,7 @@ class MultiAgentTrial:
         self.config = config
         T = config.horizon
         self.problem = make_multiagent_problem(config.problem, config.rng(0), **config.problem_params)
+        _ = self.problem.optimum  # a problem without a feasible joint point fails here, before any round
         self.setup = build_setup(
             config.method, self.problem, config.method_params, T, config.seed, config.trial
         )
