@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ckb.errors import InvalidInputError
+from ckb.errors import CKBError, InvalidInputError
 from ckb.multiagent import problems as problems_mod
 from ckb.multiagent.dmabo import dmabo_parameters
 from ckb.multiagent.methods import build_setup
@@ -282,3 +282,41 @@ def test_b_without_a_is_refused():
 def test_a_horizon_below_one_is_refused_by_build_setup():
     with pytest.raises(InvalidInputError, match="horizon must be >= 1"):
         build_setup("dmabo", small_problem(m=1, affine=True), {}, 0, 0, 0)
+
+
+# ---------------------------------------------------------------------------- the public API's checks
+def _raises_one_line(call, *needles):
+    with pytest.raises(InvalidInputError) as exc:
+        call()
+    _one_line(exc)
+    for n in needles:
+        assert n in str(exc.value), str(exc.value)
+
+
+def test_the_multiagent_api_names_bad_arguments(tmp_path):
+    """Each of these raised a raw AttributeError, TypeError, ValueError or KeyError."""
+    from ckb.io import save_state
+    from ckb.multiagent import MultiAgentTrial, MultiAgentTrialConfig
+
+    _raises_one_line(lambda: make_multiagent_problem("gp-samples", 3), "rng", "numpy.random.Generator", "3")
+    problem = small_problem(m=1, affine=True)
+    _raises_one_line(lambda: build_setup("dmabo", problem, None, 5, 0, 0), "params", "None")
+    _raises_one_line(lambda: build_setup("dmabo", problem, {}, 5, None, 0), "seed")
+    _raises_one_line(lambda: build_setup("dmabo", None, {}, 5, 0, 0), "problem", "MultiAgentProblem")
+    for key in ("method_params", "problem_params"):
+        _raises_one_line(
+            lambda key=key: MultiAgentTrialConfig(
+                algorithm="d", method="dmabo", problem="gp-samples", horizon=5, **{key: None}
+            ),
+            key,
+        )
+    _raises_one_line(lambda: MultiAgentTrial({"method": "dmabo"}), "MultiAgentTrialConfig", "dict")
+    cfg = MultiAgentTrialConfig(
+        algorithm="d", method="dmabo", problem="gp-samples", horizon=3, problem_params={"grid_size": 20}
+    )
+    with MultiAgentTrial(cfg) as trial:
+        _raises_one_line(lambda: trial.run(until="x"), "until", "'x'")
+    save_state(tmp_path / "not.npz", {"x": np.zeros(2)})
+    with pytest.raises(CKBError, match=r"not\.npz.*not a multi-agent checkpoint") as exc:
+        MultiAgentTrial.resume(tmp_path / "not.npz")
+    _one_line(exc)

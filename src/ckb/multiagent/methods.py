@@ -98,5 +98,18 @@ def agent_kwargs(
 
 
 def build_setup(method: str, problem, params: dict[str, Any], horizon: int, seed: int, trial: int) -> Setup:
+    from collections.abc import Mapping
+
+    from ckb.multiagent.problems import MultiAgentProblem
+
+    if not isinstance(problem, MultiAgentProblem):
+        raise InvalidInputError(f"problem must be a MultiAgentProblem, got {type(problem).__name__}.")
+    if not isinstance(params, Mapping):
+        raise InvalidInputError(
+            f"params (the method's parameters) must be a table (a dict), got {params!r:.60} "
+            f"({type(params).__name__})."
+        )
     horizon = check_scalar(horizon, "horizon", low=1, integer=True)
+    seed = check_scalar(seed, "seed", low=0, integer=True)
+    trial = check_scalar(trial, "trial", low=0, integer=True)
     return METHODS.get(method)(problem, dict(params), int(horizon), int(seed), int(trial))

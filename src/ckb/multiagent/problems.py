@@ -424,6 +424,11 @@ def water_filling(gains: np.ndarray, budget: float, p_max: float) -> tuple[np.nd
 def make_multiagent_problem(name: str, rng: np.random.Generator, **params: Any) -> MultiAgentProblem:
     """Build a registered multi-agent problem; unknown parameters get an error naming the closest."""
     factory = MULTIAGENT_PROBLEMS.get(name)
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidInputError(
+            f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(0)), got "
+            f"{short_repr(rng, 60)} ({type(rng).__name__})."
+        )
     check_params(factory, params, f"multi-agent problem {name!r}", skip=("rng",))
     return factory(rng, **params)
 

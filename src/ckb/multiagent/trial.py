@@ -14,6 +14,7 @@ checkpoints. Neither reaches the coordinator.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from ckb._config import SeededConfig
+from ckb._validation import check_scalar
+from ckb.errors import DataFileError, InvalidInputError
 from ckb.io import SavedState, load_state, save_state
 from ckb.multiagent.backends import make_backend
 from ckb.multiagent.coordinator import play_rounds
@@ -45,6 +48,16 @@ class MultiAgentTrialConfig(SeededConfig):
 
     #: the hash covers what determines the numbers: not the trial index, not where Ray runs
     _hash_exclude = ("trial", "backend_options")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("method_params", "problem_params", "backend_options"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                raise InvalidInputError(
+                    f"MultiAgentTrialConfig.{name} must be a table (a dict of name -> value), got "
+                    f"{value!r:.60} ({type(value).__name__})."
+                )
 
 
 #: what a :class:`MultiAgentTrace` is made of: its constructor's keywords, in the order it saves them
@@ -106,6 +119,11 @@ class MultiAgentTrial:
     def __init__(
         self, config: MultiAgentTrialConfig, *, backend: str | None = None, **backend_options: Any
     ) -> None:
+        if not isinstance(config, MultiAgentTrialConfig):
+            raise InvalidInputError(
+                f"MultiAgentTrial takes a MultiAgentTrialConfig, got {type(config).__name__}; build one with "
+                "MultiAgentTrialConfig(**table)."
+            )
         self.config = config
         T = config.horizon
         self.problem = make_multiagent_problem(config.problem, config.rng(0), **config.problem_params)
@@ -141,6 +159,8 @@ class MultiAgentTrial:
 
     def run(self, until: int | None = None, callback=None) -> MultiAgentTrace:
         """Play rounds up to ``until`` (default: the horizon); ``callback(t)`` after each round."""
+        if until is not None:
+            until = check_scalar(until, "until (the last round to play)", low=0, integer=True)
         stop = self.config.horizon if until is None else min(int(until), self.config.horizon)
 
         def on_round(t, seconds, internals):
@@ -209,6 +229,11 @@ class MultiAgentTrial:
     ) -> MultiAgentTrial:
         """Rebuild a trial from a checkpoint (on any backend); continuing gives the uninterrupted run."""
         state = load_state(path)
+        if not isinstance(state, dict) or not {"config", "coordinator", "agents"} <= set(state):
+            raise DataFileError(
+                f"{str(path)!r} is not a multi-agent checkpoint (MultiAgentTrial.save_checkpoint writes one: "
+                "config, coordinator, agents)."
+            )
         trial = cls(MultiAgentTrialConfig(**state["config"]), backend=backend, **backend_options)
         trial.coordinator.load_state_dict(state["coordinator"])
         trial.backend.call("load_state_dict", state["agents"])
