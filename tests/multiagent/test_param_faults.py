@@ -320,3 +320,23 @@ def test_the_multiagent_api_names_bad_arguments(tmp_path):
     with pytest.raises(CKBError, match=r"not\.npz.*not a multi-agent checkpoint") as exc:
         MultiAgentTrial.resume(tmp_path / "not.npz")
     _one_line(exc)
+
+
+def test_multiagent_problem_names_bad_grids_and_tables():
+    """A constraint table of the wrong length, an empty grid and a 3-D grid raised numpy errors."""
+    grid = np.linspace(0.0, 1.0, 3)[:, None]
+    _raises_one_line(
+        lambda: MultiAgentProblem("x", [grid], [grid[:, 0]], [np.zeros((4, 1))], noise_std=0.05),
+        "g of agent 0",
+        "3 rows",
+    )
+    _raises_one_line(
+        lambda: MultiAgentProblem("x", [np.zeros((0, 1))], [np.zeros(0)], None, noise_std=0.05),
+        "grid of agent 0",
+        "at least one point",
+    )
+    _raises_one_line(
+        lambda: MultiAgentProblem("x", [np.zeros((3, 2, 2))], [np.zeros(3)], None, noise_std=0.05),
+        "grid of agent 0",
+        "(G_i, n_i)",
+    )

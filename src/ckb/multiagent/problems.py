@@ -185,7 +185,13 @@ def _grids(grids: list) -> list[np.ndarray]:
     out = []
     for i, X in enumerate(grids):
         X = check_finite_array(X, f"grid of agent {i}")
-        out.append(X[:, None] if X.ndim == 1 else X)
+        X = X[:, None] if X.ndim == 1 else X
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise InvalidInputError(
+                f"grid of agent {i} must be a (G_i, n_i) array of at least one point (a 1-D grid is one "
+                f"column), got shape {X.shape}."
+            )
+        out.append(X)
     return out
 
 
@@ -235,6 +241,11 @@ def _value_tables(f: list, g: list | None, grids: list[np.ndarray]) -> tuple[lis
     tables = []
     for i, (gi, X) in enumerate(zip(g, grids)):
         gi = np.asarray(gi, dtype=float)
+        if gi.size and (gi.ndim > 2 or gi.shape[0] != X.shape[0]):
+            raise InvalidInputError(
+                f"g of agent {i} must have {X.shape[0]} rows (one per grid point) and one column per "
+                f"constraint, got shape {gi.shape}."
+            )
         gi = gi.reshape(X.shape[0], -1) if gi.size else np.zeros((X.shape[0], 0))
         tables.append(check_finite_array(gi, f"g of agent {i}", ndim=2))
     ms = {gi.shape[1] for gi in tables}
