@@ -165,7 +165,7 @@ def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
             raise ValueError(f"{key} must be a non-empty list of finite numbers, got {_short(v)}")
     if len(lo) != len(hi) or not all(a < b for a, b in zip(lo, hi)):
         raise ValueError(f"bounds must have upper > lower, got lower {_short(lo)} and upper {_short(hi)}")
-    if not (_real(m) and m >= 0 and float(m).is_integer()):
+    if not _count(m):
         raise ValueError(f"m (the number of constraints) must be a whole number >= 0, got {_short(m)}")
     budget = spec.get("violation_budget")
     if budget is not None:  # a ckb.Optimizer study's: m numbers >= 0 (ckb.optimizer.core)

@@ -73,17 +73,17 @@ _METHODS = ("auto", "cholesky", "dense")
 MIN_NOISE = 1e-12
 
 
-def kernel_scale(kernel: Kernel, candidates: np.ndarray | None = None) -> float:
+def kernel_scale(kernel: Kernel, kdiag: np.ndarray | None = None) -> float:
     """The prior variance ``max k(x, x)`` that :data:`MIN_NOISE` is relative to.
 
-    The largest ``k(x, x)`` over ``candidates`` when given, and the kernel's own ``variance`` (stationary
+    The largest ``k(x, x)`` over the candidates when their diagonal ``kdiag`` is given, and the kernel's own ``variance`` (stationary
     kernels) or largest diagonal entry (:class:`~ckb.kernels.PrecomputedKernel`) when it declares one,
     whichever is larger; ``1.0`` for a kernel that declares neither and no candidates (the floor is then
     absolute, as it is for any unit-variance kernel).
     """
     scales = []
-    if candidates is not None and len(candidates):
-        scales.append(float(np.max(kernel.diag(candidates))))
+    if kdiag is not None and len(kdiag):
+        scales.append(float(np.max(kdiag)))
     variance = getattr(kernel, "variance", None)
     if isinstance(variance, (int, float, np.integer, np.floating)) and not isinstance(variance, bool):
         if np.isfinite(variance) and variance > 0:
@@ -189,6 +189,7 @@ class ExactGP:
             self.candidates = kernel.check_points(candidates, "candidates").copy()
             self.candidates.setflags(write=False)
             self.n = self.candidates.shape[0]
+        self._kdiag_c = None if self.candidates is None else kernel.diag(self.candidates)
         self.noise = self._check_noise(noise)
         if refresh_every is None:
             refresh_every = max(10 * self.n, 10_000)
@@ -198,12 +199,11 @@ class ExactGP:
                 f"prior factor is over {prior.n} points but there are {self.n} candidates."
             )
         self._prior = prior
-        self._kdiag_c = None if self.candidates is None else kernel.diag(self.candidates)
         self.reset()
 
     def _check_noise(self, noise: Any) -> float:
         """λ at least :data:`MIN_NOISE` times the kernel's prior variance (:func:`kernel_scale`)."""
-        scale = kernel_scale(self.kernel, self.candidates)
+        scale = kernel_scale(self.kernel, self._kdiag_c)
         if scale == 1.0:  # the unit kernel: the floor is 1e-12 itself
             return check_scalar(noise, "noise (lambda)", low=MIN_NOISE)
         noise = check_scalar(noise, "noise (lambda)", low=0.0, low_inclusive=False)
