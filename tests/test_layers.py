@@ -56,3 +56,34 @@ def test_the_check_sees_a_forbidden_import():
     targets = _targets(source, "ckb.policies")
     assert {t for t in targets if _within(t, TRUTH_AND_HARNESS)} == {"ckb.problems.problem", "ckb.runner"}
     assert not _within("ckb.problemsx", ("ckb.problems",))
+
+
+#: the longest function (``def`` line to last line, docstring included) a module of ``src/`` may hold
+MAX_FUNCTION_LINES = 80
+
+
+def _long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    import ast
+
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_no_function_is_longer_than_80_lines():
+    long = {
+        _module_name(path): found
+        for path in sorted(SRC.rglob("*.py"))
+        if (found := _long_functions(path.read_text()))
+    }
+    assert long == {}, f"split these functions (at most {MAX_FUNCTION_LINES} lines each): {long}"
+
+
+def test_the_length_check_sees_a_long_function():
+    body = "".join(f"    x{i} = {i}\n" for i in range(80))
+    assert _long_functions(f"def f():\n{body}") == [("f", 81)]
+    assert _long_functions(f"class A:\n    def g(self):\n    {body.replace(chr(10), chr(10) + '    ')}") != []
+    assert _long_functions("def f():\n    return 1\n") == []

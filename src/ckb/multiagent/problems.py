@@ -454,6 +454,36 @@ MAX_GP_SAMPLES_GRID = 5000
 MAX_GP_SAMPLES_VALUES = 50_000_000
 
 
+def _check_gp_samples_size(N: int, m: int, G: int) -> None:
+    """Refuse a ``gp-samples`` grid or table too large to draw (:data:`MAX_GP_SAMPLES_GRID`,
+    :data:`MAX_GP_SAMPLES_VALUES`)."""
+    if G > MAX_GP_SAMPLES_GRID:
+        raise InvalidInputError(
+            f"grid_size must be <= {MAX_GP_SAMPLES_GRID} (the {G} x {G} kernel matrix of the GP draws would "
+            f"need {8 * G * G / 2**30:.3g} GiB), got {G}."
+        )
+    if N * (m + 1) * G > MAX_GP_SAMPLES_VALUES:
+        raise InvalidInputError(
+            f"gp-samples would tabulate n_agents (m + 1) grid_size = {N} * {m + 1} * {G} = {N * (m + 1) * G} "
+            f"values (n_agents = {N}, m = {m}, grid_size = {G}); at most {MAX_GP_SAMPLES_VALUES} are allowed."
+        )
+
+
+def _se_cholesky(grid: np.ndarray, ls: float, var: float, jitter: float) -> np.ndarray:
+    """The Cholesky factor of the squared-exponential kernel matrix on ``grid`` plus ``jitter I`` (a
+    :class:`NotPositiveDefiniteError` saying to raise ``jitter`` when it fails)."""
+    G = len(grid)
+    K = var * np.exp(-0.5 * ((grid - grid.T) / ls) ** 2) + jitter * np.eye(G)
+    try:
+        return np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        raise NotPositiveDefiniteError(
+            f"the gp-samples kernel matrix (grid_size = {G}, lengthscale = {ls!r}, variance = {var!r}) is "
+            f"not positive definite with jitter = {jitter!r}; raise jitter "
+            f"(e.g. to {max(10 * jitter, 1e-8 * var):.1e})."
+        ) from None
+
+
 @MULTIAGENT_PROBLEMS.register("gp-samples")
 def gp_samples(
     rng: np.random.Generator,
@@ -488,16 +518,7 @@ def gp_samples(
     N = int(check_scalar(n_agents, "n_agents", low=1, integer=True))
     m = int(check_scalar(m, "m", low=0, integer=True))
     G = int(check_scalar(grid_size, "grid_size", low=2, integer=True))
-    if G > MAX_GP_SAMPLES_GRID:
-        raise InvalidInputError(
-            f"grid_size must be <= {MAX_GP_SAMPLES_GRID} (the {G} x {G} kernel matrix of the GP draws would "
-            f"need {8 * G * G / 2**30:.3g} GiB), got {G}."
-        )
-    if N * (m + 1) * G > MAX_GP_SAMPLES_VALUES:
-        raise InvalidInputError(
-            f"gp-samples would tabulate n_agents (m + 1) grid_size = {N} * {m + 1} * {G} = {N * (m + 1) * G} "
-            f"values (n_agents = {N}, m = {m}, grid_size = {G}); at most {MAX_GP_SAMPLES_VALUES} are allowed."
-        )
+    _check_gp_samples_size(N, m, G)
     ls = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
     var = check_scalar(variance, "variance", low=0.0, low_inclusive=False)
     jitter = check_scalar(jitter, "jitter", low=0.0)
@@ -507,15 +528,7 @@ def gp_samples(
     check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
     require_active = check_bool(require_active, "require_active")
     grid = np.linspace(-1.0, 1.0, G)[:, None]
-    K = var * np.exp(-0.5 * ((grid - grid.T) / ls) ** 2) + jitter * np.eye(G)
-    try:
-        L = np.linalg.cholesky(K)
-    except np.linalg.LinAlgError:
-        raise NotPositiveDefiniteError(
-            f"the gp-samples kernel matrix (grid_size = {G}, lengthscale = {ls!r}, variance = {var!r}) is "
-            f"not positive definite with jitter = {jitter!r}; raise jitter "
-            f"(e.g. to {max(10 * jitter, 1e-8 * var):.1e})."
-        ) from None
+    L = _se_cholesky(grid, ls, var, jitter)
     kernel = {"type": "se", "lengthscale": ls, "variance": var}
     for tries in range(1, max_tries + 1):
         draws = L @ rng.standard_normal((G, N * (m + 1)))
