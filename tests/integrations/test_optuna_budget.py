@@ -53,7 +53,7 @@ def test_pcei_under_a_budget_needs_n_trials():
         ("1.0", r"violation_budget must be .*got '1.0'"),
         ("abc", r"violation_budget must be .*got 'abc'"),
         ({"a": 1}, r"violation_budget must be .*got \{'a': 1\}"),
-        ([], r"violation_budget must be .*got \[\]"),
+        ([], r"violation_budget must be .*got 0 value\(s\): \[\]"),
         (10**400, r"violation_budget"),
         ([1.0, -1.0], r"violation_budget"),
         (float("inf"), r"violation_budget"),

@@ -159,12 +159,13 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
         "ckb.integrations.optuna needs Optuna, which is not installed: pip install 'ckb[optuna]'."
     ) from exc
 
-from ckb._validation import as_real_array, check_bool, check_scalar, did_you_mean, short_repr
+from ckb._validation import check_bool, check_scalar, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
     EXACT_NOISE_FLOOR,
     SEARCH_OPTIONS,
     _check_outcome_transform,
+    _check_violation_budget,
     _fit_models,
     _kept_message,
     _maximizer,
@@ -535,15 +536,7 @@ class CKBSampler(BaseSampler):
         if categorical not in ("error", "independent"):
             raise InvalidInputError(f"categorical must be 'error' or 'independent', got {categorical!r}.")
         self.categorical = categorical
-        self.violation_budget = None
-        if violation_budget is not None:
-            what = "violation_budget must be a finite number >= 0 or one per constraint"
-            if isinstance(violation_budget, (bool, np.bool_, str, bytes, dict)):
-                raise InvalidInputError(f"{what}, got {short_repr(violation_budget, 60)}.")
-            vb = np.atleast_1d(as_real_array(violation_budget, "violation_budget", what.split(" must ")[1]))
-            if vb.ndim != 1 or vb.size == 0 or not np.all(np.isfinite(vb)) or np.any(vb < 0):
-                raise InvalidInputError(f"{what}, got {short_repr(violation_budget, 60)}.")
-            self.violation_budget = [float(v) for v in vb]
+        self.violation_budget = _check_violation_budget(violation_budget, None)
         policy_params = dict(params)
         _set_search_options(self, **{k: policy_params.pop(k) for k in SEARCH_OPTIONS if k in policy_params})
         self.decision_timeout = check_scalar(decision_timeout, "decision_timeout", low=0.0)

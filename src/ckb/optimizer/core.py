@@ -152,7 +152,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import as_real_array, check_bool, check_scalar, did_you_mean
+from ckb._validation import as_real_array, check_bool, check_scalar, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.models import (
     OUTCOME_TRANSFORMS,
@@ -295,18 +295,21 @@ def _goal_policies() -> dict[str, str]:
     return GOAL_POLICIES
 
 
-def _check_violation_budget(value: Any, m: int) -> list[float] | None:
-    """None, or m finite numbers >= 0 (a number applies to every constraint)."""
+def _check_violation_budget(value: Any, m: int | None) -> list[float] | None:
+    """None, or m finite numbers >= 0 (a number applies to every constraint). With ``m=None`` (the Optuna
+    sampler, which learns m from the first trial) a number stays one entry and a list may have any
+    length >= 1; the sampler checks the length against the trials later."""
     if value is None:
         return None
-    what = f"violation_budget must be None, a number >= 0 or m = {m} numbers >= 0 (one per constraint)"
-    if isinstance(value, (bool, np.bool_, str)):
-        raise InvalidInputError(f"{what}, got {value!r}.")
+    many = "one number >= 0 per constraint" if m is None else f"m = {m} numbers >= 0 (one per constraint)"
+    what = f"violation_budget must be None, a number >= 0 or {many}"
+    if isinstance(value, (bool, np.bool_, str, bytes, dict)):
+        raise InvalidInputError(f"{what}, got {short_repr(value, 60)}.")
     arr = as_real_array(value, "violation_budget")
     if arr.ndim == 0:
-        arr = np.full(m, float(arr))
-    if arr.shape != (m,):
-        raise InvalidInputError(f"{what}, got {arr.size} value(s): {np.asarray(value).tolist()}.")
+        arr = np.full(1 if m is None else m, float(arr))
+    if arr.ndim != 1 or (arr.size == 0 if m is None else arr.shape != (m,)):
+        raise InvalidInputError(f"{what}, got {arr.size} value(s): {short_repr(value, 60)}.")
     bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
     if bad.size:
         j = int(bad[0])
