@@ -311,3 +311,62 @@ def test_damaged_rows_are_one_line_errors_in_every_command(study, sql, needle):
         res = runner.invoke(study_app, command, env={"COLUMNS": "200"})
         _one_line_error(res, "s.db holds a damaged", needle)
     assert _digest(path) == before
+
+
+@pytest.mark.parametrize(
+    "command, name", [(["export", "--out"], "other.db"), (["show", "--plot"], "other.png")]
+)
+def test_writing_over_another_study_file_is_refused(study, tmp_path, command, name):
+    """``export --out other.db`` (or ``show --plot`` on a study file named like a plot) replaced another
+    study file by the CSV or the plot (exit 0): every trial of that study lost."""
+    path, _ = study
+    other = tmp_path / name
+    other.write_bytes(path.read_bytes())
+    before = _digest(other)
+    res = runner.invoke(study_app, [command[0], str(path), "pump", command[1], str(other)])
+    _one_line_error(res, name, "exists and is a SQLite database", "nothing was written")
+    assert _digest(other) == before
+
+
+def test_export_replaces_an_export_but_not_a_foreign_file(study, tmp_path):
+    path, _ = study
+    out = tmp_path / "x.csv"
+    for _ in range(2):  # an export written before is replaced, as asked
+        assert runner.invoke(study_app, ["export", str(path), "pump", "--out", str(out)]).exit_code == 0
+    assert out.read_text().startswith("number,state,source,x0,x1,objective,g0,g1,")
+    (tmp_path / "notes.txt").write_text("my measurements\n1,2,3\n")
+    res = runner.invoke(study_app, ["export", str(path), "pump", "--out", str(tmp_path / "notes.txt")])
+    _one_line_error(
+        res, "notes.txt", "not a CSV export of a study", "b'my measurements", "nothing was written"
+    )
+    assert (tmp_path / "notes.txt").read_text() == "my measurements\n1,2,3\n"
+    (tmp_path / "empty.csv").write_text("")  # an empty file holds nothing to lose
+    res = runner.invoke(study_app, ["export", str(path), "pump", "--out", str(tmp_path / "empty.csv")])
+    assert res.exit_code == 0 and (tmp_path / "empty.csv").read_text().startswith("number,")
+
+
+def test_a_failed_plot_write_keeps_the_old_plot(study, tmp_path, monkeypatch):
+    """The plot was written in place: a write that failed halfway (disk full) left a truncated file where
+    the previous plot was."""
+    from matplotlib.figure import Figure
+
+    path, _ = study
+    out = tmp_path / "p.png"
+    assert runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(out)]).exit_code == 0
+    before = _digest(out)
+
+    def half_written(self, fname, **kwargs):
+        if isinstance(fname, (str, os.PathLike)):
+            with open(fname, "wb") as fh:
+                fh.write(b"\x89PNG half")
+        else:
+            fname.write(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", half_written)
+    res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(out)])
+    assert res.exit_code == 2 and "Traceback" not in res.output  # the table is printed before the plot
+    last = " ".join(res.output.strip().splitlines()[-1].split())
+    assert last.startswith("error: could not write the plot") and "No space left on device" in last
+    assert _digest(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary left

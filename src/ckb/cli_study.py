@@ -19,7 +19,9 @@ database, not SQLite, truncated or damaged) and an unknown study name are one-li
 file or the name (exit code 2), and so is a damaged trial row or spec (naming the trial and the field).
 Files written (plot, CSV) get the usual mode: ``0o666`` minus the umask; a ``--plot`` or ``--out`` that
 is the study file itself (or its ``-wal``/``-shm`` file, by any spelling or link) is refused before
-anything is read or written, as is a plot format matplotlib cannot write.
+anything is read or written, as is a plot format matplotlib cannot write, an existing SQLite database
+(another study file, say) and, for ``--out``, an existing file that is not a CSV export. Both are written
+to a temporary file renamed into place: an interrupted or failed write leaves the old file as it was.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from rich.table import Table
 
 from ckb.cli_errors import fail as _fail
 from ckb.errors import CKBError, DataFileError
+from ckb.io import atomic_write
 
 study_app = typer.Typer(
     add_completion=False,
@@ -131,6 +134,7 @@ def _plot_target(file: Path, name: str, plot: Path | None) -> tuple[Path, str]:
             )
         out, fmt = plot, ext.lower()
     _not_the_study(file, out)
+    _not_foreign(out)
     return out, fmt
 
 
@@ -149,6 +153,30 @@ def _not_the_study(file: Path, out: Path) -> None:
         _fail(
             DataFileError(f"{str(out)!r} is {what} {str(file)!r}: choose another path; nothing was written.")
         )
+
+
+def _not_foreign(out: Path, csv_export: bool = False) -> None:
+    """Refuse to replace an existing file that holds something else: a SQLite database (another study
+    file, say) and, for a CSV export, a non-empty file that is not one (its first line is not an export's
+    header). A plot or an export written before is replaced, as asked."""
+    try:
+        if not out.is_file():
+            return
+        with out.open("rb") as fh:
+            head = fh.read(64)
+    except OSError:  # cannot be read: writing it fails on its own, with its own message
+        return
+    if head.startswith(b"SQLite format 3\x00"):
+        what = "a SQLite database (another study file?)"
+    elif csv_export and head and not head.startswith(b"number,state,source,"):
+        what = f"not a CSV export of a study (it begins {head[:24]!r})"
+    else:
+        return
+    _fail(
+        DataFileError(
+            f"{str(out)!r} exists and is {what}: choose another path or delete it first; nothing was written."
+        )
+    )
 
 
 def _fmt(v: Any) -> str:
@@ -317,9 +345,10 @@ def _plot(
     for ax in (a, b):
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110, format=fmt)  # the format given: ``out`` is written as it is named
-    plt.close(fig)
+    try:  # the format given: ``out`` is written as it is named; the old file stays whole if this fails
+        atomic_write(out, lambda fh: fig.savefig(fh, dpi=110, format=fmt))
+    finally:
+        plt.close(fig)
 
 
 @study_app.command("export")
@@ -331,6 +360,7 @@ def export_cmd(
     """Every trial of NAME as CSV: number, state, source, x0.., objective, g0.., feasible, note, times."""
     if out is not None:
         _not_the_study(file, out)
+        _not_foreign(out, csv_export=True)
     head, rows = _rows(*_study(file, name))
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -341,8 +371,8 @@ def export_cmd(
         typer.echo(buf.getvalue(), nl=False)
         return
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(buf.getvalue())
+        text = buf.getvalue().encode()
+        atomic_write(out, lambda fh: fh.write(text))  # the old file stays whole if this fails
     except OSError as exc:
         _fail(DataFileError(f"could not write {str(out)!r}: {exc}"))
     _out().print(f"{len(rows)} trials -> {out}", soft_wrap=True, highlight=False)
