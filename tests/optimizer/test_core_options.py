@@ -650,6 +650,31 @@ def test_exact_evaluations_are_never_repeated(monkeypatch, exact):
         assert len(set(first)) < len(C)  # the policy repeats a point when allowed to
 
 
+def test_pcei_under_a_budget_keeps_to_the_candidates_it_has_not_evaluated():
+    """pcei with a zero violation budget drew points in its trust-region boxes (around evaluated feasible
+    points) when the maximizer's pick lay outside them, and the optimizer snapped such a point to its
+    nearest candidate: the evaluated centre. With exact=True it asked the same candidate at four asks in
+    a row (2 distinct points in 6, 5 of 7 candidates never evaluated), and ask(3) gave one point 3 times."""
+    C = np.round(np.random.default_rng(1).random((7, 2)), 3)
+
+    def f(x):
+        return float(np.sum((x - 0.3) ** 2)), [float(x[0] - 0.5), float(0.2 - x[1])]
+
+    kw = dict(m=2, n_init=2, policy="pcei", candidates=C, seed=1, violation_budget=0.0)
+    opt = ckb.Optimizer([0, 0], [1, 1], budget=6, exact=True, **kw, **FAST)
+    run(opt, 6, f)
+    assert len({tuple(t["x"]) for t in opt.history()}) == 6
+    for exact in (False, True):
+        opt = ckb.Optimizer([0, 0], [1, 1], budget=8, exact=exact, **kw, **FAST)
+        run(opt, 2, f)
+        X = opt.ask(3)
+        assert len({tuple(x) for x in X}) == 3
+        if exact:
+            assert not {tuple(x) for x in X} & {
+                tuple(t["x"]) for t in opt.history() if t["state"] == "complete"
+            }
+
+
 def test_exact_continuous_asks_avoid_every_evaluated_point(monkeypatch):
     from ckb.optimizer.acquisition import SAME_POINT
 

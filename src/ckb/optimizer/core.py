@@ -727,6 +727,7 @@ class Optimizer:
             exact=self.exact,
             rounds_left=max(0, step.remaining - 1),
             violation_budget=None if self.violation_budget is None else np.array(self.violation_budget),
+            on_candidates=C is not None,
         )
         with capture_warnings() as acq_log:
             u, internals = self.policy.decide(decision)

@@ -41,7 +41,9 @@ class Decision:
     ``exact``: the evaluations are noise-free (a point evaluated once teaches nothing new the second
     time; the maximizer already excludes evaluated points then); ``rounds_left``: the policy's asks
     left in the budget after this one (0: this is the last; None: unknown); ``violation_budget`` (m,), the user's whole violation budget
-    (None: no budget was set)."""
+    (None: no budget was set); ``on_candidates``: ``maximize`` enumerates a finite candidate set (it
+    scores every candidate, and a point a policy returns from elsewhere is replaced by the nearest
+    candidate, which may be an evaluated or pending one: such a policy should return ``maximize``'s)."""
 
     models: Any
     maximize: Any
@@ -53,6 +55,7 @@ class Decision:
     exact: bool = False
     rounds_left: int | None = None
     violation_budget: np.ndarray | None = None
+    on_candidates: bool = False
 
 
 class OptimizerPolicy:

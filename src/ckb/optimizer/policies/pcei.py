@@ -105,10 +105,12 @@ class PessimisticCEI(RuleOptimizerPolicy):
         wide in several dimensions (certified radii, :meth:`~PessimisticCEIRule.certified_radii`), and
         its search from outside them stops where the region's excess trades against the constraints'
         (the speed reducer, 7-D: a first ask 0.1 beyond every box, violating the constraint 5 - x1/x2
-        that a box would have kept)."""
+        that a box would have kept). On a candidate set the maximizer has scored every candidate and
+        a drawn point would be replaced by its nearest candidate, an evaluated one as often as not (the
+        centres are evaluated points): ``x`` and its ``excess`` stay."""
         centres, radii = region
         keep = np.asarray(radii) > 0.0
-        if not np.any(keep):
+        if ctx.on_candidates or not np.any(keep):
             return x, excess
         C, R = centres[keep], np.asarray(radii)[keep]
         i = ctx.rng.integers(len(C), size=n)
