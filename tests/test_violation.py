@@ -13,6 +13,7 @@ from ckb.violation import (
     POSITIVE_VIOLATION,
     VIOLATING,
     VIOLATION,
+    euclidean_norm,
     instant_violation,
     positive_violation,
     positive_violation_per_constraint,
@@ -122,3 +123,28 @@ def test_feasible_rows_by_hand():
     np.testing.assert_array_equal(feasible_rows(g), [True, False, False, True])  # 0 is feasible, NaN not
     np.testing.assert_array_equal(feasible_rows([0.0, 1e-12, -3.0]), [True, False, True])  # m = 1
     assert feasible_rows(np.zeros((0, 3))).shape == (0,)
+
+
+def test_the_soft_sum_does_not_depend_on_the_order_of_the_evaluations():
+    """A running float sum lost the 3 between 1e300 and -1e300: metrics()["violation"] was 0 for the tells
+    1e300, 3, -1e300 and 3 for 1e300, -1e300, 3."""
+    for order in ([1e300, 3.0, -1e300], [1e300, -1e300, 3.0], [3.0, -1e300, 1e300]):
+        g = np.array(order)[:, None]
+        assert soft_violation_per_constraint(g).tolist() == [3.0]
+        assert soft_violation(g) == 3.0
+    g = np.array([[1e300, 1.0], [2.0, -0.5], [-1e300, -0.5]])
+    assert soft_violation_per_constraint(g).tolist() == [2.0, 0.0]
+
+
+def test_a_finite_norm_is_never_reported_as_inf():
+    """``ckb study show`` printed violation inf where metrics() gave 1.4e200: the curves' row norms
+    overflowed (sqrt(2e400))."""
+    g = np.array([[1e200, 1e200], [-1.0, 0.0]])
+    curves = violation_curves(g)
+    assert np.allclose(curves[VIOLATION], [math.sqrt(2) * 1e200] * 2, rtol=1e-15)
+    assert np.allclose(curves[POSITIVE_VIOLATION], [math.sqrt(2) * 1e200] * 2, rtol=1e-15)
+    assert positive_violation(g) == pytest.approx(math.sqrt(2) * 1e200, rel=1e-15)
+    assert euclidean_norm([3.0, 4.0]) == 5.0 and euclidean_norm(np.zeros(0)) == 0.0
+    rows = euclidean_norm(np.array([[3.0, 4.0], [1e200, 1e200], [0.0, 0.0]]), axis=1)
+    assert rows[0] == 5.0 and rows[2] == 0.0 and rows[1] == pytest.approx(math.sqrt(2) * 1e200, rel=1e-15)
+    assert euclidean_norm([math.inf, 1.0]) == math.inf  # an infinite value stays infinite

@@ -20,6 +20,7 @@ sums before the norm; :func:`instant_violation` is :math:`\|[g(x_s)]^+\|_2` of e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -59,20 +60,41 @@ def positive_violation_per_constraint(g, scale: Sequence[float] | None = None) -
 
 
 def soft_violation_per_constraint(g, scale: Sequence[float] | None = None) -> np.ndarray:
-    r""":math:`([\sum_s g_j(x_s)/s_j]^+)_j`, shape (m,)."""
+    r""":math:`([\sum_s g_j(x_s)/s_j]^+)_j`, shape (m,). Each sum is exact before its one rounding
+    (:func:`math.fsum`), so it does not depend on the order of the evaluations: 1e300, 3, -1e300 sum
+    to 3 (a running float sum gives 0)."""
     g, s = _values(g, scale)
-    total = g.sum(axis=0)
+    total = np.array([math.fsum(col) for col in g.T], dtype=float).reshape(g.shape[1])
     return np.maximum(total if s is None else total / s, 0.0)
+
+
+def euclidean_norm(v, axis: int | None = None):
+    """The Euclidean norm of ``v`` (of each row with ``axis=1``); where the plain formula overflows
+    (values of 1e155 or more), computed on the values scaled by their largest magnitude, so a finite
+    norm is never reported as inf. Elsewhere it is the plain formula, bit for bit."""
+    v = np.asarray(v, dtype=float)
+    with np.errstate(over="ignore"):
+        plain = np.linalg.norm(v, axis=axis)
+    a = np.max(np.abs(v), axis=axis) if v.size else np.zeros_like(plain)
+    bad = ~np.isfinite(plain) & np.isfinite(a) & (a > 0)
+    if not np.any(bad):
+        return float(plain) if axis is None else plain
+    if axis is None:
+        return float(a * np.linalg.norm(v / a))
+    plain = np.array(plain, dtype=float)
+    rows = np.flatnonzero(bad)
+    plain[rows] = a[rows] * np.linalg.norm(v[rows] / a[rows, None], axis=1)
+    return plain
 
 
 def positive_violation(g, scale: Sequence[float] | None = None) -> float:
     r""":math:`\|\sum_s [g(x_s)/s]^+\|_2` (``positive_violation``)."""
-    return float(np.linalg.norm(positive_violation_per_constraint(g, scale)))
+    return euclidean_norm(positive_violation_per_constraint(g, scale))
 
 
 def soft_violation(g, scale: Sequence[float] | None = None) -> float:
     r""":math:`\|[\sum_s g(x_s)/s]^+\|_2` (``violation``)."""
-    return float(np.linalg.norm(soft_violation_per_constraint(g, scale)))
+    return euclidean_norm(soft_violation_per_constraint(g, scale))
 
 
 def feasible_rows(g) -> np.ndarray:
@@ -107,8 +129,8 @@ def violation_curves(g, scale: Sequence[float] | None = None) -> dict[str, np.nd
     if s is not None:
         csum, cpos = csum / s, cpos / s
     return {
-        VIOLATION: np.linalg.norm(np.maximum(csum, 0.0), axis=1),
-        POSITIVE_VIOLATION: np.linalg.norm(cpos, axis=1),
+        VIOLATION: euclidean_norm(np.maximum(csum, 0.0), axis=1),
+        POSITIVE_VIOLATION: euclidean_norm(cpos, axis=1),
         VIOLATING: np.cumsum(np.any(g > 0.0, axis=1)).astype(float),
         "constraint_sum": np.max(csum, axis=1),
     }

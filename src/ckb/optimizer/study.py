@@ -52,6 +52,7 @@ from ckb.errors import CKBError, InvalidInputError
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
 from ckb.studies.turns import StudyBusyError
 from ckb.violation import (
+    euclidean_norm,
     positive_violation_per_constraint,
     soft_violation_per_constraint,
     violating_count,
@@ -397,9 +398,9 @@ class Study:
             failed=sum(t["state"] == "failed" for t in trials),
             pending=sum(t["state"] == "pending" for t in trials),
             violating_evaluations=violating_count(g),
-            violation=_norm(soft),
+            violation=euclidean_norm(soft),
             violation_per_constraint=soft.tolist(),
-            positive_violation=_norm(pos),
+            positive_violation=euclidean_norm(pos),
             positive_violation_per_constraint=pos.tolist(),
             cumulative_violation=float(pos.sum()),
             cumulative_violation_per_constraint=pos.tolist(),
@@ -419,17 +420,6 @@ class Study:
             "violation_spent": spent.tolist(),
             "violation_budget_left": left,
         }
-
-
-def _norm(v: np.ndarray) -> float:
-    """The Euclidean norm; where the plain formula overflows (a constraint value of 1e155 or more),
-    computed on ``v`` scaled by its largest magnitude."""
-    with np.errstate(over="ignore"):
-        plain = float(np.linalg.norm(v))
-    a = float(np.max(np.abs(v))) if v.size else 0.0
-    if np.isfinite(plain) or not np.isfinite(a):
-        return plain
-    return a * float(np.linalg.norm(v / a))
 
 
 def _check_spec(
