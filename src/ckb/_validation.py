@@ -107,6 +107,9 @@ def as_real_array(value: Any, name: str, expected: str = "hold real numbers") ->
                 raise TypeError
         elif raw.dtype.kind not in "iuf":
             raise TypeError
+        elif isinstance(value, (list, tuple)):  # numpy reads [0.1, True] as floats, [1, True] as integers
+            if any(isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).reshape(-1)):
+                raise TypeError
         return np.asarray(raw, dtype=float)
     except OverflowError:
         raise InvalidInputError(

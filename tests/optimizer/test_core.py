@@ -139,6 +139,19 @@ def test_failures_are_kept_and_the_next_asks_move_away():
     assert opt.metrics()["failed"] == 1 and opt.metrics()["evaluations"] == 4
 
 
+def test_a_note_of_none_is_no_note_and_a_bool_among_constraints_is_refused():
+    """tell(..., note=None) stored the text 'None'; constraints [0.1, True] were recorded as [0.1, 1.0]
+    (numpy reads the list as floats) while an objective True is refused."""
+    opt = ckb.Optimizer([0, 0], [1, 1], m=2, budget=10, n_init=2, **FAST)
+    n = opt.tell([0.25, 0.5], 1.0, [0.1, -0.2], note=None)
+    k = opt.tell([0.75, 0.5], 1.0, [0.1, -0.2])
+    assert opt.history()[n]["note"] == opt.history()[k]["note"] is None  # as a tell without a note
+    for bad in ([0.1, True], [1, True], (np.bool_(False), 0.5)):
+        with pytest.raises(InvalidInputError, match="constraints"):
+            opt.tell([0.5, 0.5], 1.0, bad)
+    assert len(opt.history()) == 2  # nothing recorded by the refused tells
+
+
 def test_telling_an_unasked_point_records_a_user_trial():
     opt = ckb.Optimizer([0, 0], [1, 1], budget=10, n_init=2, **FAST)
     n = opt.tell([0.25, 0.5], *problem([0.25, 0.5]))

@@ -865,7 +865,8 @@ class Optimizer:
                 )
         else:
             y, c = self._check_values(objective, constraints)
-        return self._transact(lambda step: self._tell_step(step, x, y, c, failed, str(note)))
+        note = "" if note is None else str(note)  # None: no note (not the text "None")
+        return self._transact(lambda step: self._tell_step(step, x, y, c, failed, note))
 
     def _check_unambiguous(self, number: int) -> None:
         """In a 1-D box an integer inside the box may mean the point or the trial number: refused."""
