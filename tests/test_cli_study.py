@@ -370,3 +370,69 @@ def test_a_failed_plot_write_keeps_the_old_plot(study, tmp_path, monkeypatch):
     assert last.startswith("error: could not write the plot") and "No space left on device" in last
     assert _digest(out) == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary left
+
+
+def test_a_device_or_fifo_is_never_replaced(study, tmp_path):
+    """``export --out`` / ``show --plot`` replaced a FIFO (as root, /dev/null itself) by a regular file."""
+    path, _ = study
+    fifo = tmp_path / "pipe.png"
+    os.mkfifo(fifo)
+    for command in (
+        ["export", str(path), "pump", "--out", str(fifo)],
+        ["show", str(path), "pump", "--plot", str(fifo)],
+    ):
+        _one_line_error(
+            runner.invoke(study_app, command), "pipe.png", "is not a regular file", "nothing was written"
+        )
+        assert fifo.is_fifo()
+
+
+def test_a_plot_writer_that_fails_is_one_line(study, tmp_path, monkeypatch):
+    """``--plot x.pgf`` without xelatex ended in a 116-line traceback (only OSError was caught)."""
+    from matplotlib.figure import Figure
+
+    def no_tex(self, *args, **kwargs):
+        raise RuntimeError("'xelatex' not found; install it\nor change rcParams")
+
+    monkeypatch.setattr(Figure, "savefig", no_tex)
+    path, _ = study
+    res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(tmp_path / "x.pgf")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    last = " ".join(res.output.strip().splitlines()[-1].split())
+    assert (
+        last.startswith("error: could not write the plot")
+        and "'xelatex' not found; install it or change" in last
+    )
+    assert not (tmp_path / "x.pgf").exists()
+
+
+def test_show_never_cuts_a_value_on_a_narrow_terminal(study, tmp_path):
+    """At 80 columns (or piped) rich cut numbers to '0…' and squeezed g0 and note to nothing: the table
+    was measured on a console capped at the terminal's width."""
+    path, X = study
+    res = runner.invoke(
+        study_app, ["show", str(path), "pump", "--plot", str(tmp_path / "p.png")], env={"COLUMNS": "40"}
+    )
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.output
+    assert "crashed, disk full" in res.output and f"{X[0][0]:.4g}" in res.output
+
+
+def test_a_damaged_minimize_flag_is_refused(study):
+    """A spec whose minimize was the string 'false' was read as True: the best feasible value shown was
+    the minimum of a maximized study."""
+    path, _ = study
+    conn = sqlite3.connect(path)
+    spec = conn.execute("SELECT spec FROM studies WHERE name = 'pump'").fetchone()[0]
+    assert '"minimize":false' in spec
+    conn.execute(
+        "UPDATE studies SET spec = ? WHERE name = 'pump'",
+        (spec.replace('"minimize":false', '"minimize":"false"'),),
+    )
+    conn.commit()
+    conn.close()
+    _one_line_error(
+        runner.invoke(study_app, ["show", str(path), "pump"]),
+        "damaged spec",
+        "minimize must be true or false",
+    )

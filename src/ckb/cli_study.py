@@ -19,7 +19,8 @@ database, not SQLite, truncated or damaged) and an unknown study name are one-li
 file or the name (exit code 2), and so is a damaged trial row or spec (naming the trial and the field).
 Files written (plot, CSV) get the usual mode: ``0o666`` minus the umask; a ``--plot`` or ``--out`` that
 is the study file itself (or its ``-wal``/``-shm`` file, by any spelling or link) is refused before
-anything is read or written, as is a plot format matplotlib cannot write, an existing SQLite database
+anything is read or written, as is a plot format matplotlib cannot write, a device, FIFO or socket, an
+existing SQLite database
 (another study file, say) and, for ``--out``, an existing file that is not a CSV export. Both are written
 to a temporary file renamed into place: an interrupted or failed write leaves the old file as it was.
 """
@@ -40,6 +41,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ckb._validation import one_line
 from ckb.cli_errors import fail as _fail
 from ckb.errors import CKBError, DataFileError
 from ckb.io import atomic_write
@@ -160,6 +162,13 @@ def _not_foreign(out: Path, csv_export: bool = False) -> None:
     file, say) and, for a CSV export, a non-empty file that is not one (its first line is not an export's
     header). A plot or an export written before is replaced, as asked."""
     try:
+        if out.exists() and not out.is_file() and not out.is_dir():
+            _fail(
+                DataFileError(
+                    f"{str(out)!r} exists and is not a regular file (a device, FIFO or socket): choose a "
+                    "file path; nothing was written."
+                )
+            )
         if not out.is_file():
             return
         with out.open("rb") as fh:
@@ -271,8 +280,9 @@ def show_cmd(
         t.add_column(h, justify="left" if h in ("state", "source", "note") else "right", no_wrap=h != "note")
     for r in rows:
         t.add_row(*[escape(_fmt(v)) for v in r[:-2]])
-    con = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines)
-    Console(width=max(con.width, con.measure(t).maximum)).print(t)
+    con = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines);
+    need = Console(width=1_000_000).measure(t).maximum  # measured unbounded: a console caps at its width
+    Console(width=max(con.width, need)).print(t)
     curves = _curves(trials, _minimize(spec), int(spec["m"]))
     n = curves["best"].size
     last = {k: (v[-1] if n else 0.0) for k, v in curves.items()}
@@ -285,8 +295,8 @@ def show_cmd(
         _out().print(line, soft_wrap=True, highlight=False, markup=False)
     try:
         _plot(curves, name, spec, out, fmt)
-    except OSError as exc:
-        _fail(DataFileError(f"could not write the plot {str(out)!r}: {exc}"))
+    except Exception as exc:  # OSError, or a format whose writer needs a missing program (.pgf: xelatex)
+        _fail(DataFileError(f"could not write the plot {str(out)!r}: {one_line(exc)}"))
     _out().print(f"plot: {out}", soft_wrap=True, highlight=False)
 
 

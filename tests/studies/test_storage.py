@@ -548,3 +548,20 @@ def test_turns_are_served_in_the_order_they_were_taken(tmp_path):
         max(order[:i].count(w) for w in "012") - min(order[:i].count(w) for w in "012") for i in range(3, 28)
     ]
     assert max(spread) <= 2, order
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_a_study_under_a_sqlite_companion_name_is_refused(tmp_path, suffix):
+    """A study created as pump.db-wal (a mistyped or tab-completed name) was deleted, with every result
+    told to it, the next time pump.db was opened: SQLite owns that name."""
+    main = tmp_path / "pump.db"
+    with StudyStorage(main) as s:
+        s.create_study("pump", {"lower": [0.0], "upper": [1.0], "m": 0})
+    with pytest.raises(
+        InvalidInputError, match=rf"is a name SQLite keeps for the {suffix} file of a study file"
+    ):
+        StudyStorage(tmp_path / f"pump.db{suffix}")
+    with StudyStorage(main) as s:  # the study beside it is untouched
+        assert s.spec("pump")["m"] == 0
+    with StudyStorage(tmp_path / "my-wal-study.db") as s:  # only the companion suffix is refused
+        s.create_study("x", {"lower": [0.0], "upper": [1.0], "m": 0})

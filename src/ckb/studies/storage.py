@@ -167,6 +167,8 @@ def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
         raise ValueError(f"bounds must have upper > lower, got lower {_short(lo)} and upper {_short(hi)}")
     if not _count(m):
         raise ValueError(f"m (the number of constraints) must be a whole number >= 0, got {_short(m)}")
+    if "minimize" in spec and not isinstance(spec["minimize"], bool):  # "false" would read as True
+        raise ValueError(f"minimize must be true or false, got {_short(spec['minimize'])}")
     budget = spec.get("violation_budget")
     if budget is not None:  # a ckb.Optimizer study's: m numbers >= 0 (ckb.optimizer.core)
         budget = budget.tolist() if isinstance(budget, np.ndarray) else budget
@@ -175,6 +177,11 @@ def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
                 f"violation_budget {_short(budget)} must be None or {int(m)} finite numbers >= 0"
             )
     return [float(a) for a in lo], [float(b) for b in hi], int(m)
+
+
+#: the files SQLite keeps beside a database FILE: FILE-wal, FILE-shm, FILE-journal (deleted or
+#: rewritten whenever FILE is opened), so no study may live under such a name
+_COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def _count(v: Any) -> bool:
@@ -293,6 +300,13 @@ class StudyStorage:
         self._boxes: dict[int, tuple] = {}  # study id -> (spec text, lower, upper, m)
         if self._memory and self.read_only:
             raise InvalidInputError("an in-memory study (':memory:') cannot be opened read-only.")
+        companion = next((s for s in _COMPANIONS if self.path.name.endswith(s)), None)
+        if not self._memory and companion and len(self.path.name) > len(companion):
+            main = self.path.with_name(self.path.name[: -len(companion)])
+            raise InvalidInputError(
+                f"{str(self.path)!r} is a name SQLite keeps for the {companion} file of a study file "
+                f"{str(main)!r} (opening that study would delete or overwrite it): choose another name."
+            )
         try:
             if self._memory:
                 self._conn = self._connect(str(path), uri=False)
