@@ -82,7 +82,10 @@ def test_a_report_is_not_replaced_by_one_that_judged_fewer_claims(tmp_path):
     runs = tmp_path / "runs"  # one spec's summary, measuring nothing: every claim "not run"
     spec = load_paper(PAPER).specs[0]
     (runs / spec).mkdir(parents=True)
-    (runs / spec / "summary.json").write_text(json.dumps({"horizon": 5, "trials": 1, "algorithms": {}}))
+    from ckb.experiments.spec import load_spec
+
+    scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}  # paper scale
+    (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
     n = len(load_paper(PAPER).claims)
     line = _one_line_error(_invoke(PAPER, "--report-only", "--out", str(runs), "--report-dir", str(docs)))
     assert f"judged 0 of {n} claims" in line and str(report) in line

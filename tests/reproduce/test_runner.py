@@ -1,5 +1,6 @@
 """End to end: ``ckb reproduce --quick`` on the cheapest paper (src/ckb/reproduce/runner.py, report.py)."""
 
+import pytest
 from typer.testing import CliRunner
 
 from ckb.cli import app
@@ -37,9 +38,12 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
 
     paper = load_paper("shi-eryilmaz-2022")
     runs = tmp_path / "runs"
-    for spec in paper.specs:
+    from ckb.experiments.spec import load_spec
+
+    for spec in paper.specs:  # at the spec's paper scale, measuring nothing
         (runs / spec).mkdir(parents=True)
-        (runs / spec / "summary.json").write_text(json.dumps({"horizon": 350, "trials": 1, "algorithms": {}}))
+        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
+        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
     (runs / paper.specs[0] / "regret.png").write_bytes(b"png")
     out = reproduce(paper.short, runs, run=False, report_dir=tmp_path / "docs")
     text = (tmp_path / "docs" / f"{paper.short}.md").read_text()
@@ -47,11 +51,40 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
     assert (tmp_path / "docs" / paper.short / paper.specs[0] / "regret.png").read_bytes() == b"png"
     assert f"![{paper.specs[0]}]({paper.short}/{paper.specs[0]}/regret.png)" in text
     assert "violation.png" not in text  # not drawn: not linked
-    from ckb.experiments.spec import load_spec
-
     spec = load_spec(paper.specs[0])  # every departure the spec states is in the report
     assert "## Choices and departures" in text and spec.choices
     assert all(f"- **{key}**: " in text for key in spec.choices)
     index = (tmp_path / "docs" / "README.md").read_text()
     n = len(paper.claims)
     assert f"| {paper.citation} | 0 | 0 | 0 | {n} | {n} | [{paper.short}.md]({paper.short}.md) |" in index
+
+
+def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path):
+    """--report-only over a --quick folder (T = 40, 2 trials) judged every claim and replaced the
+    paper-scale report without a 'quick' banner; and the index replaced any README.md in the report
+    folder (a user's own, when run from their project)."""
+    import json
+
+    from ckb.errors import CKBError
+    from ckb.experiments.spec import load_spec
+    from ckb.reproduce import load_paper, reproduce
+
+    paper = load_paper("shi-eryilmaz-2022")
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    for spec in paper.specs:
+        (runs / spec).mkdir(parents=True)
+        (runs / spec / "summary.json").write_text(json.dumps({"horizon": 40, "trials": 2, "algorithms": {}}))
+    with pytest.raises(
+        CKBError, match=r"are at T = 40, 2 trial\(s\), not the paper scale of .*a --quick run"
+    ):
+        reproduce(paper.short, runs, run=False, report_dir=docs)
+    assert not docs.exists()
+    docs.mkdir()
+    (docs / "README.md").write_text("# My project\n")
+    for spec in paper.specs:
+        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
+        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    with pytest.raises(CKBError, match="is not the index ckb reproduce writes"):
+        reproduce(paper.short, runs, run=False, report_dir=docs)
+    assert sorted(p.name for p in docs.iterdir()) == ["README.md"]
+    assert (docs / "README.md").read_text() == "# My project\n"

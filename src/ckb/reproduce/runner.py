@@ -17,7 +17,7 @@ from typing import Any
 
 from ckb.errors import CKBError
 from ckb.reproduce.claims import Paper, load_paper
-from ckb.reproduce.report import read_tally, write_index, write_report
+from ckb.reproduce.report import check_index, read_tally, write_index, write_report
 from ckb.reproduce.verdict import NOT_RUN, judge
 
 QUICK_TRIALS = 2
@@ -65,6 +65,9 @@ def reproduce(
     paper = load_paper(name)
     get_executor(executor, workers, **(executor_options or {}))  # its checks only: nothing is started
     out = Path(out)
+    target = Path(report_dir) if report_dir is not None else (out if quick else Path("docs/reproduction"))
+    if not quick:  # before any run: a folder whose README.md is not ours is refused up front
+        check_index(target)
     summaries: dict[str, dict[str, Any] | None] = {}
     for spec_name in paper.specs:
         spec = load_spec(spec_name)
@@ -84,13 +87,14 @@ def reproduce(
                 plots=not quick,
             )
         summaries[spec_name] = load_summary(where / "summary.json")
+        if not quick:
+            _check_paper_scale(spec, summaries[spec_name], where)
     if not run and not any(s is not None for s in summaries.values()):
         raise CKBError(
             f"no runs of paper {paper.short!r} in {str(out)!r} (expected <spec>/summary.json there for "
             f"{', '.join(paper.specs)}); the report was not rewritten. Give the --out of a finished run."
         )
     verdicts = [judge(c, summaries.get(c.experiment)) for c in paper.claims]
-    target = Path(report_dir) if report_dir is not None else (out if quick else Path("docs/reproduction"))
     _keep_better_report(target / f"{paper.short}.md", verdicts, out)
     figures = _copy_figures(out, paper.specs, target / paper.short) if not quick else {}
     report = write_report(
@@ -99,6 +103,21 @@ def reproduce(
     if not quick:
         write_index(target)
     return {"paper": paper.short, "report": str(report), "verdicts": verdicts}
+
+
+def _check_paper_scale(spec, summary: dict[str, Any] | None, where: Path) -> None:
+    """Refuse runs below the spec's scale for a paper-scale report (``--report-only`` over a ``--quick``
+    folder judged every claim from T = 40 and 2 trials and replaced the paper-scale report without a
+    word): a :class:`~ckb.errors.CKBError`, nothing written."""
+    if summary is None:
+        return
+    horizon, trials = summary.get("horizon"), summary.get("trials")
+    if horizon != spec.horizon or not isinstance(trials, int) or trials < spec.trials:
+        raise CKBError(
+            f"the runs in {str(where)!r} are at T = {horizon}, {trials} trial(s), not the paper scale of "
+            f"{spec.name} (T = {spec.horizon}, {spec.trials} trials; a --quick run?); the report was not "
+            "rewritten. Pass --quick for a quick report, or run at paper scale."
+        )
 
 
 def _keep_better_report(path: Path, verdicts, out: Path) -> None:
