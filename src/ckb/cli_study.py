@@ -21,8 +21,8 @@ Files written (plot, CSV) get the usual mode: ``0o666`` minus the umask; a ``--p
 is the study file itself (or its ``-wal``/``-shm`` file, by any spelling or link) is refused before
 anything is read or written, as is a plot format matplotlib cannot write, a device, FIFO or socket, an
 existing SQLite database (another study file, say) and, for ``--out``, an existing file that is not a CSV
-export. Both are written
-to a temporary file renamed into place: an interrupted or failed write leaves the old file as it was.
+export. Both are written to a temporary file renamed into place: an interrupted or failed write leaves the
+old file as it was.
 """
 
 from __future__ import annotations

@@ -148,13 +148,15 @@ def check_index(folder: Path) -> None:
     """Refuse a report folder whose ``README.md`` is not an index this module wrote (a user's own
     README would be replaced by :func:`write_index`): a :class:`~ckb.errors.CKBError`, nothing written."""
     path = Path(folder) / "README.md"
+    if not path.exists():
+        return
     try:
-        head = path.read_text(errors="replace")[: len(INDEX_TITLE)] if path.is_file() else None
+        ours = path.is_file() and path.read_text(errors="replace").startswith(INDEX_TITLE)
     except OSError:
-        head = ""
-    if (head is not None and head != INDEX_TITLE) or (path.exists() and not path.is_file()):
+        ours = False
+    if not ours:
         raise CKBError(
-            f"{str(path)!r} exists and is not the index ckb reproduce writes (it begins with "
+            f"{str(path)!r} exists and is not the index ckb reproduce writes (which begins with "
             f"{INDEX_TITLE!r}): choose another --report-dir; nothing was written."
         )
 
