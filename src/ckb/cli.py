@@ -251,7 +251,7 @@ def _experiment(
     name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
 ):
     from ckb.experiments import load_spec
-    from ckb.framework.pipeline import check_output_dir, check_results_folder
+    from ckb.framework.pipeline import check_output_dir, check_run_folder
     from ckb.framework.plugins import load_plugins
     from ckb.runner.executors import check_executor
 
@@ -282,7 +282,7 @@ def _experiment(
             out = out or default_out(name, spec)
             check_output_dir(out)
             spec.validate()  # a bad spec is named first, whatever the folder holds
-            check_results_folder(spec, out)
+            check_run_folder(spec, out)
     except CKBError as exc:
         _fail(exc)
     if scales is not None and len(scales) > 1:

@@ -133,7 +133,10 @@ def test_a_kind_plugs_into_the_pipeline_from_outside(toy, tmp_path):
         run_pipeline(
             other, tmp_path, executor="serial"
         )  # the folder's recorded spec: refused before the sweep
-    (tmp_path / "spec.json").unlink()  # without the record, the sweep still refuses the task file itself
+    (tmp_path / "spec.json").unlink()  # a summary without the spec in it no longer says whose folder it is
+    with pytest.raises(ResultsFolderConflictError, match=r"summary.json is not a ckb summary"):
+        run_pipeline(other, tmp_path, executor="serial")
+    (tmp_path / "summary.json").unlink()  # without any record, the sweep still refuses the task file itself
     with pytest.raises(SweepConflictError, match=r"0.json holds a result of a different configuration"):
         run_pipeline(other, tmp_path, executor="serial")
     assert json.loads((tmp_path / "a" / "0.json").read_text())["hash"] == "factor=2.0"  # not overwritten

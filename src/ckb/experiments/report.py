@@ -110,6 +110,12 @@ def summarize(
     return summary, all_curves
 
 
+def plot_names() -> list[str]:
+    """Every file :func:`plot_curves` may write."""
+    boxed = ("regret_over_t", "utility_over_t", "violation_over_t")
+    return [f"{m}.png" for m in _LABELS] + [f"box_{m}.png" for m in boxed]
+
+
 def plot_curves(
     out: Path,
     name: str,

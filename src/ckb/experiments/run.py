@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ckb.experiments.report import plot_curves, summarize
+from ckb.experiments.report import plot_curves, plot_names, summarize
 from ckb.experiments.spec import ExperimentSpec, deprecated
 from ckb.framework import DEFAULT_KIND, KINDS, Kind, register_kind, run_pipeline
 from ckb.framework.report import TextTable, doc_line
@@ -33,6 +33,9 @@ class SingleAgentKind(Kind):
 
     def plot(self, out, spec, summary, curves):
         return plot_curves(out, spec.name, curves, report=spec.report)
+
+    def outputs(self, spec):
+        return ["summary.json", *plot_names()]
 
     def listing(self) -> list[TextTable]:
         from ckb.policies import POLICIES
@@ -131,9 +134,9 @@ def check_beta_scale_sweep(
     """Everything a sweep needs, checked before anything runs or any folder is created: the scales
     (:func:`check_beta_scales`), each scale's spec (size and :meth:`~ExperimentSpec.validate`), and the
     output folders (writable; ``out`` holds no other experiment's sweep and each scale's folder no other
-    spec's results: :func:`ckb.framework.pipeline.check_results_folder`). Returns ``(scale, spec, folder)``
-    per scale."""
-    from ckb.framework.pipeline import check_output_dir, check_results_folder
+    spec's results, nor a file that is not ckb's where the run writes one:
+    :func:`ckb.framework.pipeline.check_run_folder`). Returns ``(scale, spec, folder)`` per scale."""
+    from ckb.framework.pipeline import check_output_dir, check_results_folder, check_run_folder
 
     scales = check_beta_scales(scales)
     out = check_output_dir(out)
@@ -144,7 +147,7 @@ def check_beta_scale_sweep(
         scaled.validate()
     check_results_folder(spec, out, layout=BETA_SWEEP)
     for _, scaled, folder in plan:
-        check_results_folder(scaled, folder)
+        check_run_folder(scaled, folder)
     return plan
 
 

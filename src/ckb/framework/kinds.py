@@ -50,6 +50,11 @@ class Kind:
     def write(self, out: Path, spec, summary: dict[str, Any]) -> None:
         write_json(out / "summary.json", summary)
 
+    def outputs(self, spec) -> list[str]:
+        """The files :meth:`write` and :meth:`plot` may write, relative to the output folder (checked
+        before a run: :func:`~ckb.framework.pipeline.check_outputs`)."""
+        return ["summary.json"]
+
     def plot(self, out: Path, spec, summary: dict[str, Any], curves: Any) -> list[Path]:
         return []
 

@@ -13,6 +13,11 @@ differs in what determines the results (anything but :attr:`SpecBase.NOT_RESULTS
 refused before anything runs (:func:`check_results_folder`), so results of two experiments are never
 mixed and a summary or plot is never replaced by another experiment's; the same spec resumes. A folder
 written before this record existed is checked against the spec in its ``summary.json`` (``settings``).
+A run refused by the sweep before any task was done or reused puts the record back as it was, so a refused
+spec never claims the folder. A file the run would write is never taken from someone else: in a folder no
+record claims, an existing ``summary.json`` that is not a ckb summary, or any file the kind writes
+(:meth:`Kind.outputs <ckb.framework.kinds.Kind.outputs>`), is refused before anything runs, and so is a
+folder (or other non-file) where a file is written, or a file where the traces go (:func:`check_run_folder`).
 """
 
 from __future__ import annotations
@@ -57,6 +62,11 @@ def check_output_dir(out: str | Path) -> Path:
         )
     folders = [probe]
     traces = out / "traces"
+    if (traces.exists() or traces.is_symlink()) and not traces.is_dir():
+        raise CKBError(
+            f"output folder {str(out)!r}: {traces} is a file, expected the folder of traces; nothing was "
+            "computed. Use another --out, or move that file away."
+        )
     if traces.is_dir():
         folders += [traces] + [p for p in sorted(traces.iterdir()) if p.is_dir()]
     for folder in folders:
@@ -128,13 +138,44 @@ def _stored_record(out: Path) -> tuple[str, dict[str, Any] | None, Path] | None:
             ) from None
         return layout, spec, record
     summary = out / "summary.json"
-    if summary.exists():  # a folder written before the record existed: its summary has the spec
+    if summary.is_file():  # a folder written before the record existed: its summary has the spec
         try:
-            settings = json.loads(summary.read_text()).get("settings")
-        except (OSError, ValueError, AttributeError):
-            settings = None
-        return EXPERIMENT, settings if isinstance(settings, dict) else None, summary
+            data = json.loads(summary.read_text())
+        except (OSError, ValueError) as exc:
+            data, why = None, f"not readable as JSON: {exc}"
+        else:
+            why = "no 'settings' (the spec) and no benchmark runs"
+        if not isinstance(data, dict) or not (
+            isinstance(data.get("settings"), dict) or "runs_executed" in data
+        ):
+            raise _conflict(
+                f"output folder {str(out)!r}: {summary} is not a ckb summary ({short_repr(why, 80)}) and "
+                f"no {SPEC_RECORD} says the folder holds ckb results; nothing was run. Use another --out, or "
+                "move that file away."
+            )
+        return EXPERIMENT, data["settings"] if isinstance(data.get("settings"), dict) else None, summary
     return None
+
+
+def check_outputs(out: Path, names, recorded: bool) -> None:
+    """Refuse (:class:`CKBError`, one line) to run into ``out`` when a file the run writes (``names``,
+    relative to ``out``: :data:`SPEC_RECORD` and the kind's :meth:`~ckb.framework.kinds.Kind.outputs`)
+    is a folder or another non-file there, or, in a folder no ckb record claims (``recorded`` False), is
+    already a file: it is not ckb's to replace. Reads only; called before anything runs."""
+    for name in [SPEC_RECORD, *names]:
+        path = out / name
+        if not (path.exists() or path.is_symlink()):
+            continue
+        if not path.is_file() or path.is_symlink():
+            raise CKBError(
+                f"output folder {str(out)!r}: {path} is not a regular file, but the run writes a file there; "
+                "nothing was run. Use another --out, or move it away."
+            )
+        if not recorded:
+            raise CKBError(
+                f"output folder {str(out)!r} holds {name}, which the run would replace, and no {SPEC_RECORD} "
+                "says the folder holds ckb results; nothing was run. Use another --out, or move that file away."
+            )
 
 
 def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> None:
@@ -166,12 +207,54 @@ def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> Non
         )
 
 
+def check_run_folder(spec, out: str | Path) -> None:
+    """:func:`check_results_folder` and :func:`check_outputs` for a run of ``spec`` (its kind's outputs)
+    into ``out``: reads only, before anything runs."""
+    check_results_folder(spec, out)
+    if Path(out).is_dir():
+        check_outputs(Path(out), kind_of(spec).outputs(spec), recorded=holds_record(out))
+
+
+def holds_record(out: str | Path) -> bool:
+    """Whether ``out`` holds a record of ckb results (:data:`SPEC_RECORD`, or a ckb ``summary.json`` of a
+    folder written before that record existed)."""
+    out = Path(out)
+    return (out / SPEC_RECORD).exists() or (out / "summary.json").is_file()
+
+
 def record_spec(spec, out: str | Path, layout: str = EXPERIMENT) -> None:
     """Write :data:`SPEC_RECORD` under ``out``: the spec (``to_dict``) its results come from."""
     from ckb.io import atomic_write
 
     text = json.dumps({"layout": layout, "kind": spec.kind, "spec": spec.to_dict()}, indent=2, default=str)
     atomic_write(Path(out) / SPEC_RECORD, lambda fh: fh.write(text.encode()))
+
+
+def _sweep_recorded(kind, spec, out: Path, on_done: Callable | None, **options: Any) -> Any:
+    """``kind.sweep`` with :data:`SPEC_RECORD` written first (an interrupted run's tasks are recorded as
+    this spec's), and put back as it was if the sweep fails before any task is done or reused (e.g. a
+    stored task of another configuration): a refused run never claims the folder for its spec."""
+    from ckb.io import atomic_write
+
+    record = out / SPEC_RECORD
+    before = record.read_bytes() if record.is_file() else None
+    touched = []
+
+    def done(*args):
+        touched.append(args)
+        if on_done is not None:
+            on_done(*args)
+
+    record_spec(spec, out)
+    try:
+        return kind.sweep(spec, out, on_done=done, **options)
+    except BaseException:
+        if not touched:
+            if before is None:
+                record.unlink(missing_ok=True)
+            else:
+                atomic_write(record, lambda fh: fh.write(before))
+        raise
 
 
 def run_pipeline(
@@ -198,15 +281,13 @@ def run_pipeline(
     spec.check_size()
     out = check_output_dir(out)
     spec.validate()  # a bad spec is named first, whatever the folder holds
-    check_results_folder(spec, out)
+    check_run_folder(spec, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
-    record_spec(spec, out)  # before the sweep: an interrupted run's tasks are recorded as this spec's
-    results = kind.sweep(
-        spec, out, workers=workers, executor=executor, executor_options=executor_options, on_done=on_done
-    )
+    options = {"workers": workers, "executor": executor, "executor_options": executor_options}
+    results = _sweep_recorded(kind, spec, out, on_done, **options)
     summary, curves = kind.summarize(spec, results)
     kind.write(out, spec, summary)
     if plots:

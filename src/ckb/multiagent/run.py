@@ -192,6 +192,9 @@ class MultiAgentKind(Kind):
     def plot(self, out, spec, summary, curves):
         return plot_curves(out, spec.name, curves)
 
+    def outputs(self, spec):
+        return ["summary.json", *(f"{m}.png" for m in _PLOTS)]
+
     def listing(self):
         from ckb.multiagent import METHODS, MULTIAGENT_PROBLEMS
 

@@ -93,6 +93,20 @@ def _stored_trial(meta: dict) -> int | None:
     return trial if isinstance(trial, int) else None
 
 
+def make_folder(folder: Path, what: str) -> Path:
+    """Create ``folder`` (and its parents); :class:`CKBError` (one line naming it) if a file stands in
+    the way or it cannot be created."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise CKBError(
+            f"{folder} is a file, expected {what}; nothing was run. Move that file away."
+        ) from None
+    except OSError as exc:
+        raise CKBError(f"cannot create {folder} ({what}): {exc.strerror or exc}.") from None
+    return folder
+
+
 class TraceStore:
     """Trials (single- or multi-agent) as ``.npz`` traces written by the worker, identified by the
     configuration's ``config_hash()`` (a config needs ``algorithm``, ``trial``, ``config_hash()`` and
@@ -131,7 +145,7 @@ class TraceStore:
         return f"configuration hash {meta.get('config_hash')}, expected {config.config_hash()}"
 
     def task(self, config, path: Path) -> tuple[dict, str]:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent, f"the folder of {config.algorithm!r}'s traces")
         return config.to_dict(), str(path)
 
     def finish(self, path: Path, result: Any) -> None:
