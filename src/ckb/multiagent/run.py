@@ -42,7 +42,7 @@ from ckb.framework.report import (
 from ckb.multiagent.metrics import METRICS
 from ckb.multiagent.spec import MultiAgentSpec
 from ckb.multiagent.trial import MultiAgentTrace, MultiAgentTrial, MultiAgentTrialConfig
-from ckb.runner.sweep import load_traces, run_sweep
+from ckb.runner.sweep import TraceStore, load_traces, run_sweep
 
 _PLOTS = {
     "regret": "cumulative regret R(t)",
@@ -75,11 +75,15 @@ def run_one(task: tuple[dict, str]) -> dict[str, float]:
     return {k: float(v[-1]) for k, v in trace.curves().items()}
 
 
+#: multi-agent traces: stored as the single-agent ones, checked as :class:`MultiAgentTrace`
+MULTIAGENT_TRACES = TraceStore(MultiAgentTrace)
+
+
 def run_multiagent_sweep(configs, out: str | Path, **options: Any) -> dict[tuple[str, int], Path]:
     """Run every config not already on disk: :func:`ckb.runner.sweep.run_sweep` with the multi-agent
     trial as the worker; ``options``: ``workers``, ``executor``, ``executor_options`` (``ray``:
     ``address``, ``runtime_env``), ``on_done``."""
-    return run_sweep(configs, out, worker=run_one, **options)
+    return run_sweep(configs, out, worker=run_one, store=MULTIAGENT_TRACES, **options)
 
 
 def load_multiagent_traces(paths: dict[tuple[str, int], Path]) -> dict[str, list[MultiAgentTrace]]:

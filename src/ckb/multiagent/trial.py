@@ -109,6 +109,30 @@ class MultiAgentTrace(SavedState):
         return {name: getattr(self, name) for name in _TRACE_FIELDS}
 
     @classmethod
+    def check_finished(cls, s: dict[str, Any]) -> None:
+        """Raise ``ValueError`` (saying what is wrong) unless ``s`` is the state of a finished trace: every
+        field there, ``horizon`` rounds of each array (``f`` ``(T, N)``, ``g`` ``(T, N, m)``, ``index``
+        ``(T, N)``, ``x`` ``(T, n)``, ``d`` ``(T, l)``, ``seconds`` ``(T,)``, the internals) and ``f``,
+        ``g``, ``d`` finite. A sweep reuses only such a trace."""
+        missing = [k for k in _TRACE_FIELDS if k not in s]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
+        T = int(np.asarray(s["horizon"]))
+        arrays = {k: np.asarray(s[k]) for k in ("index", "x", "f", "g", "d", "seconds")}
+        arrays.update({f"internals.{k}": np.asarray(v) for k, v in dict(s["internals"]).items()})
+        ndims = {"index": 2, "x": 2, "f": 2, "g": 3, "d": 2, "seconds": 1}
+        for k, a in arrays.items():
+            if a.ndim < 1 or a.shape[0] != T or (k in ndims and a.ndim != ndims[k]):
+                raise ValueError(f"{k} has shape {a.shape}, expected {T} rounds ({ndims.get(k, 'any')}-D)")
+        if arrays["g"].shape[:2] != arrays["f"].shape or arrays["index"].shape != arrays["f"].shape:
+            raise ValueError(
+                f"g {arrays['g'].shape} and index {arrays['index'].shape} do not match f {arrays['f'].shape}"
+            )
+        for k in ("f", "g", "d"):
+            if not np.all(np.isfinite(arrays[k])):
+                raise ValueError(f"{k} holds non-finite values")
+
+    @classmethod
     def from_state(cls, s: dict[str, Any]) -> MultiAgentTrace:
         return cls(**s)
 

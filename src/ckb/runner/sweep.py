@@ -74,11 +74,16 @@ def trace_path(out: Path, config: TrialConfig) -> Path:
     return Path(out) / "traces" / label / f"trial-{config.trial:04d}.npz"
 
 
-def _stored_meta(path: Path) -> dict | None:
+def _stored_meta(path: Path, trace_cls=None) -> dict | None:
+    """The trace's ``meta`` (with its ``config_hash``), or None for a file that is not a readable trace
+    (with ``trace_cls``: not a finished one, by ``trace_cls.check_finished``)."""
     try:
-        meta = load_state(path)["meta"]
+        state = load_state(path)
+        meta = state["meta"]
+        if trace_cls is not None:
+            trace_cls.check_finished(state)
         return meta if isinstance(meta, dict) and "config_hash" in meta else None
-    except Exception:  # unreadable / partial file: treat as not done (atomic writes make this rare)
+    except Exception:  # unreadable, partial or inconsistent: redone (the file is kept aside)
         return None
 
 
@@ -110,9 +115,15 @@ def make_folder(folder: Path, what: str) -> Path:
 class TraceStore:
     """Trials (single- or multi-agent) as ``.npz`` traces written by the worker, identified by the
     configuration's ``config_hash()`` (a config needs ``algorithm``, ``trial``, ``config_hash()`` and
-    ``to_dict()``; the worker gets ``(config dict, trace path)``)."""
+    ``to_dict()``; the worker gets ``(config dict, trace path)``). A stored trace whose arrays are not a
+    finished trial's (``trace_cls.check_finished``: rounds missing, wrong shapes, non-finite values) is
+    redone as an unreadable one (kept aside, one warning), never summarized."""
 
     noun = "trial"
+
+    def __init__(self, trace_cls=Trace) -> None:
+        #: the class whose ``check_finished(state)`` a stored trace must pass to be reused
+        self.trace_cls = trace_cls
 
     def path(self, out: Path, config) -> Path:
         return trace_path(out, config)
@@ -121,7 +132,7 @@ class TraceStore:
         return config.config_hash(), config.trial
 
     def stored(self, path: Path) -> tuple[str, int | None] | None:
-        meta = _stored_meta(path)
+        meta = _stored_meta(path, self.trace_cls)
         return None if meta is None else (meta["config_hash"], _stored_trial(meta))
 
     def explain(self, path: Path, config) -> str:

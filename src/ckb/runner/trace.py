@@ -138,6 +138,32 @@ class Trace(SavedState):
         return state
 
     @classmethod
+    def check_finished(cls, s: dict[str, Any]) -> None:
+        """Raise ``ValueError`` (saying what is wrong) unless ``s`` is the state of a finished trace: every
+        setting and recorded array there, ``t`` equal to the horizon, each array ``t`` rounds long (``x``
+        ``(t, d)``, ``g`` and ``c`` ``(t, m)``) and the true and observed values finite. A sweep reuses
+        only such a trace (:class:`ckb.runner.sweep.TraceStore`)."""
+        required = ("horizon", "d", "m", "utility_star", "sign", "meta", "t", *_RECORDED, "internals")
+        missing = [k for k in required if k not in s]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
+        t, horizon, d, m = (int(np.asarray(s[k])) for k in ("t", "horizon", "d", "m"))
+        if t != horizon:
+            raise ValueError(f"it records {t} of its {horizon} rounds")
+        shapes = {"index": (t,), "x": (t, d), "f": (t,), "g": (t, m), "y": (t,), "c": (t, m), "seconds": (t,)}
+        if "u_star" in s:
+            shapes["u_star"] = (t,)
+        arrays = {k: np.asarray(s[k]) for k in shapes}
+        arrays.update({f"internals.{k}": np.asarray(v) for k, v in dict(s["internals"]).items()})
+        shapes.update({k: (t,) for k in arrays if k.startswith("internals.")})
+        for k, want in shapes.items():
+            if arrays[k].shape != want:
+                raise ValueError(f"{k} has shape {arrays[k].shape}, expected {want}")
+        for k in ("x", "f", "g", "y", "c"):
+            if not np.all(np.isfinite(arrays[k])):
+                raise ValueError(f"{k} holds non-finite values")
+
+    @classmethod
     def from_state(cls, s: dict[str, Any]) -> Trace:
         tr = cls(
             s["horizon"], s["d"], s["m"], s["utility_star"], s["sign"], s["meta"], s.get("utility_star_plus")
