@@ -17,12 +17,15 @@ command loses nothing and redoes nothing.
 
 from __future__ import annotations
 
+import functools
 import os
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ckb._validation import one_line
 from ckb.errors import CKBError
 from ckb.io import load_state, remove_stale_temporaries
 from ckb.runner.executors import get_executor
@@ -223,6 +226,30 @@ def set_aside(path: Path, noun: str = "result") -> Path:
     return aside
 
 
+class TaskFailedError(CKBError):
+    """A task of a sweep raised: the message names the task and the error (type, message and where);
+    the finished tasks stay on disk."""
+
+
+def _guarded(worker: Callable, task: Any) -> tuple[bool, Any]:
+    """``(True, worker(task))``, or ``(False, what went wrong)`` as one line (a :class:`CKBError`'s
+    message; else the exception's type, message and the file and line it came from), so the driver can
+    name the task that failed."""
+    try:
+        return True, worker(task)
+    except Exception as exc:
+        if isinstance(exc, CKBError):
+            return False, one_line(exc)
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f", at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        return False, f"{type(exc).__name__}: {one_line(exc)}{where}"
+
+
+def _describe_task(cfg: Any, path: Path, noun: str) -> str:
+    label, trial = getattr(cfg, "algorithm", None), getattr(cfg, "trial", None)
+    return f"{noun} {trial} of {label!r}" if label is not None and trial is not None else f"{noun} {path}"
+
+
 def execute(
     todo: list,
     worker: Callable,
@@ -233,15 +260,21 @@ def execute(
     executor_options: Mapping[str, Any] | None = None,
 ) -> Iterator[tuple[Any, Path, Any]]:
     """Run the ``(config, path)`` pairs of ``todo`` on the executor (one worker if there is one task);
-    yield ``(config, path, worker result)`` as each finishes, after ``store.finish``."""
+    yield ``(config, path, worker result)`` as each finishes, after ``store.finish``. A task that raises
+    stops the sweep with :class:`TaskFailedError`, one line naming it and its error; finished tasks stay."""
     ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
     for _, path in todo:
         if path.exists():  # plan_sweep found it unreadable: keep it aside, say so, redo the task
             set_aside(path, store.noun)
     by_path = {str(path): (cfg, path) for cfg, path in todo}
     tasks = [store.task(cfg, path) for cfg, path in todo]
-    for task, result in ex.map_unordered(worker, tasks):
+    for task, (ok, result) in ex.map_unordered(functools.partial(_guarded, worker), tasks):
         cfg, path = by_path[task[1]]
+        if not ok:
+            raise TaskFailedError(
+                f"{_describe_task(cfg, path, store.noun)} failed ({result}); the finished {store.noun}s are "
+                "kept: fix the cause and re-run the same command to resume."
+            )
         store.finish(path, result)
         remove_stale_temporaries(path)  # of a write killed in an earlier run (kill -9)
         yield cfg, path, result
