@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -21,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ckb.cli_errors import err
+from ckb.cli_errors import err, one_line_warnings
 from ckb.cli_errors import fail as _fail
 from ckb.cli_reproduce import reproduce_command
 from ckb.cli_study import study_app
@@ -65,26 +64,6 @@ _COLUMNS = (
     TimeElapsedColumn(),
     TimeRemainingColumn(),
 )
-
-
-@contextmanager
-def _one_line_warnings():
-    """Inside: a :class:`ckb.runner.sweep.SweepWarning` (e.g. a corrupt trace kept aside) is printed as one
-    ``warning: ...`` line on stderr, not as Python's two-line warning with a source line."""
-    from ckb.runner.sweep import SweepWarning
-
-    with warnings.catch_warnings():
-        shown = warnings.showwarning
-
-        def show(message, category, filename, lineno, file=None, line=None):
-            if not issubclass(category, SweepWarning):
-                return shown(message, category, filename, lineno, file, line)
-            err.print("[yellow]warning:[/]", end=" ", soft_wrap=True)
-            err.print(str(message), markup=False, highlight=False, soft_wrap=True)
-
-        warnings.showwarning = show
-        warnings.simplefilter("always", SweepWarning)
-        yield
 
 
 def _kinds():
@@ -228,7 +207,7 @@ def experiment_cmd(
 ) -> None:
     """Run an experiment: parallel trials (resumable), a table, per-trial traces, plots and summary.json."""
     try:
-        with _one_line_warnings():
+        with one_line_warnings():
             _experiment(
                 name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
             )

@@ -6,6 +6,9 @@ Shared by :mod:`ckb.cli`, :mod:`ckb.cli_study` and :mod:`ckb.cli_reproduce` (the
 
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
+
 import typer
 from rich.console import Console
 
@@ -24,3 +27,26 @@ def fail(exc: Exception) -> None:
     err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
     err.print(str(msg), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
+
+
+@contextmanager
+def one_line_warnings():
+    """Inside: a :class:`ckb.runner.sweep.SweepWarning` (e.g. a corrupt trace kept aside) or an
+    :class:`~ckb.runner.executors.ExecutorWarning` (once: more workers than CPUs) is printed as one
+    ``warning: ...`` line on stderr, not as Python's two-line warning with a source line."""
+    from ckb.runner.executors import ExecutorWarning
+    from ckb.runner.sweep import SweepWarning
+
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if not issubclass(category, (SweepWarning, ExecutorWarning)):
+                return shown(message, category, filename, lineno, file, line)
+            err.print("[yellow]warning:[/]", end=" ", soft_wrap=True)
+            err.print(str(message), markup=False, highlight=False, soft_wrap=True)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", SweepWarning)
+        warnings.simplefilter("once", ExecutorWarning)
+        yield

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from ckb._validation import check_scalar
 from ckb.cli_errors import fail as _fail
+from ckb.cli_errors import one_line_warnings
 from ckb.errors import CKBError
 
 console = Console()
@@ -49,7 +50,8 @@ def reproduce_command(
     """Run a paper's experiments at paper scale (resumable) and write its claim-by-claim report. A report
     is never replaced by one that judged fewer claims (delete it first to do that)."""
     try:
-        _reproduce(paper, list_, quick, out, report_dir, report_only, workers, executor)
+        with one_line_warnings():
+            _reproduce(paper, list_, quick, out, report_dir, report_only, workers, executor)
     except CKBError as exc:
         _fail(exc)
 

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
@@ -24,6 +25,10 @@ from typing import Any
 from ckb._parallel import import_env_plugins, pin_blas_threads
 from ckb._validation import did_you_mean
 from ckb.errors import CKBError, UnknownNameError
+
+
+class ExecutorWarning(UserWarning):
+    """An executor setting that works but costs time (e.g. more worker processes than CPUs)."""
 
 
 class SerialExecutor:
@@ -86,14 +91,22 @@ class ProcessExecutor:
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = max(1, int(workers or os.cpu_count() or 1))
+        cpus = os.cpu_count()
+        if cpus and self.workers > cpus:
+            warnings.warn(
+                f"{self.workers} workers on this machine's {cpus} CPUs: each worker is a process here, so "
+                f"more than {cpus} only slows the run (each imports numpy and SciPy); the numbers are the same.",
+                ExecutorWarning,
+                stacklevel=2,
+            )
 
     def map_unordered(self, fn: Callable, tasks: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
         tasks = list(tasks)
         if not tasks:
             return
         ctx = mp.get_context("spawn")
-        pool = ProcessPoolExecutor(
-            self.workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
+        pool = ProcessPoolExecutor(  # never more processes than tasks
+            min(self.workers, len(tasks)), mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
         )
         pending: dict = {}
         finished = False
