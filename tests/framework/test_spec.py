@@ -70,3 +70,30 @@ def test_common_fields_are_checked_alike_for_every_kind(changes, match):
         raw = load_spec(name).to_dict()
         with pytest.raises(SpecError, match=match):
             spec_from_dict({**raw, **changes}, source="x.toml")
+
+
+def test_a_label_too_long_for_a_file_name_is_refused_before_anything_runs(tmp_path):
+    """A 300-character label passed every check, wrote spec.json, then ended in OSError: File name too long."""
+    from typer.testing import CliRunner
+
+    from ckb.cli import app
+
+    override = "algorithms={" + "a" * 300 + '={policy="igp-ucb"}}'
+    args = [
+        "experiment",
+        "gpucb-synthetic",
+        "-n",
+        "1",
+        "-T",
+        "5",
+        "-o",
+        str(tmp_path / "LL"),
+        "--set",
+        override,
+    ]
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "1000"})
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    line = res.output.strip().splitlines()[-1]
+    assert line.startswith("error: ") and "at most 200 bytes long" in line and "got 300" in line
+    assert "gpucb-synthetic.toml with --set" in line  # the bad value came from --set
+    assert not (tmp_path / "LL").exists()

@@ -93,3 +93,54 @@ def test_a_report_is_not_replaced_by_one_that_judged_fewer_claims(tmp_path):
         reproduce(PAPER, runs, run=False, report_dir=docs)
     assert report.read_text() == before
     assert sorted(p.name for p in docs.iterdir()) == [f"{PAPER}.md"]
+
+
+def _paper_scale_summary(runs: Path, body, spec: str | None = None) -> Path:
+    """``runs/<spec>/summary.json`` (the first spec by default) holding ``body`` (text, or a table merged
+    with the paper scale)."""
+    from ckb.experiments.spec import load_spec
+    from ckb.reproduce import load_paper
+
+    spec = spec or load_paper(PAPER).specs[0]
+    (runs / spec).mkdir(parents=True)
+    if not isinstance(body, str):
+        body = json.dumps({"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials, **body})
+    path = runs / spec / "summary.json"
+    path.write_text(body)
+    return path
+
+
+@pytest.mark.parametrize("body", ["garbage", "[1, 2]", "null"])
+def test_report_only_over_an_unreadable_summary_is_one_line(tmp_path, body):
+    docs = tmp_path / "docs"
+    before = _a_report(docs).read_text()
+    path = _paper_scale_summary(tmp_path / "runs", body)
+    line = _one_line_error(
+        _invoke(PAPER, "--report-only", "--out", str(tmp_path / "runs"), "--report-dir", str(docs))
+    )
+    assert str(path) in line and "is not an experiment summary" in line
+    assert (docs / f"{PAPER}.md").read_text() == before
+
+
+def test_report_only_over_a_summary_of_another_layout_is_one_line(tmp_path):
+    from ckb.reproduce import load_paper
+
+    claim = load_paper(PAPER).claims[0]
+    bad = {"algorithms": {claim.algorithm: {claim.metric: {claim.stat: "x", "values": "x"}}}}
+    _paper_scale_summary(tmp_path / "runs", bad, claim.experiment)
+    docs = tmp_path / "docs"
+    before = _a_report(docs).read_text()
+    line = _one_line_error(
+        _invoke(PAPER, "--report-only", "--out", str(tmp_path / "runs"), "--report-dir", str(docs))
+    )
+    assert f"summary.json cannot be read for the claim {claim.id!r}" in line
+    assert (docs / f"{PAPER}.md").read_text() == before
+
+
+def test_a_report_dir_that_is_a_file_is_refused_before_any_run(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    out = tmp_path / "runs"
+    line = _one_line_error(_invoke(PAPER, "--quick", "--out", str(out), "--report-dir", str(afile)))
+    assert str(afile) in line and "is a file" in line
+    assert not out.exists() and afile.read_text() == "mine"

@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ckb._validation import did_you_mean
+from ckb._validation import did_you_mean, short_repr
 from ckb.errors import SpecError
 
 #: the kind of a spec without a ``kind`` field
@@ -202,10 +202,16 @@ def check_fields(
         raise SpecError(f"field 'kind'{where} must be {kind!r} here, got {raw['kind']!r}.")
 
 
+#: the longest spec name or label, in bytes (a file name may have 255; ckb adds suffixes such as
+#: ``-beta-sweep``)
+MAX_NAME_BYTES = 200
+
+
 def check_file_name(value: str, field_name: str, where: str = "") -> str:
     """``value`` if it can name a file or folder inside the output folder (the spec's ``name``, an
     algorithm label): not empty, no path separator, not ``.`` or ``..``, no NUL, no leading ``-`` or
-    ``.``; else :class:`SpecError`. So no output ever lands outside ``--out``."""
+    ``.``, at most :data:`MAX_NAME_BYTES` bytes; else :class:`SpecError`. So no output ever lands outside
+    ``--out``, and no name is too long for the file system."""
     bad = (
         not isinstance(value, str)
         or not value.strip()
@@ -217,6 +223,13 @@ def check_file_name(value: str, field_name: str, where: str = "") -> str:
         raise SpecError(
             f"field {field_name!r}{where} names files under the output folder, so it must be a plain name "
             f"(no '/' or '\\', not starting with '.' or '-'), got {value!r}."
+        )
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        raise SpecError(
+            f"field {field_name!r}{where} names files under the output folder, so it must be at most "
+            f"{MAX_NAME_BYTES} bytes long (file systems allow 255, and ckb adds suffixes), got {size}: "
+            f"{short_repr(value, 60)}."
         )
     return value
 
@@ -281,13 +294,17 @@ def algorithm_tables(
 
 def overridden(spec, trials, horizon, seed, sets, example: str):
     """``spec`` (any kind) rebuilt from its ``to_dict`` with the CLI's ``--trials``, ``--horizon``,
-    ``--seed`` (None: unchanged) and ``--set`` overrides, validated again by its ``from_dict``."""
+    ``--seed`` (None: unchanged) and ``--set`` overrides, validated again by its ``from_dict``; with
+    ``--set``, errors name the source as ``FILE with --set`` (the bad value may be the override's)."""
     raw = spec.to_dict()
     for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
         if val is not None:
             raw[key] = val
     apply_sets(raw, sets, example)
-    return type(spec).from_dict(raw, spec.source)
+    source = spec.source
+    if sets and " with --set" not in source:
+        source = f"{source} with --set" if source else "--set"
+    return type(spec).from_dict(raw, source)
 
 
 def apply_sets(raw: dict[str, Any], sets, example: str) -> None:

@@ -33,7 +33,36 @@ def quick_spec(spec, paper: Paper):
 
 
 def load_summary(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text()) if path.exists() else None
+    """The summary at ``path`` (None when there is none); :class:`CKBError` naming the file when it is
+    not a JSON table."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        data, why = None, f"not readable as JSON: {exc}"
+    else:
+        why = f"a JSON {type(data).__name__}, not a table"
+    if not isinstance(data, dict):
+        raise CKBError(
+            f"{path} is not an experiment summary ({why}); the report was not rewritten. Re-run the paper "
+            "(without --report-only) to rewrite it, or give the --out of a finished run."
+        )
+    return data
+
+
+def _judge_all(paper: Paper, summaries: dict[str, dict[str, Any] | None], out: Path) -> list:
+    """Every claim's verdict; a summary whose layout the claims cannot read is one :class:`CKBError`."""
+    verdicts = []
+    for claim in paper.claims:
+        try:
+            verdicts.append(judge(claim, summaries.get(claim.experiment)))
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            raise CKBError(
+                f"{out / claim.experiment / 'summary.json'} cannot be read for the claim {claim.id!r} "
+                f"({type(exc).__name__}: {exc}); the report was not rewritten. Re-run the paper to rewrite it."
+            ) from None
+    return verdicts
 
 
 def reproduce(
@@ -66,6 +95,8 @@ def reproduce(
     get_executor(executor, workers, **(executor_options or {}))  # its checks only: nothing is started
     out = Path(out)
     target = Path(report_dir) if report_dir is not None else (out if quick else Path("docs/reproduction"))
+    if (target.exists() or target.is_symlink()) and not target.is_dir():
+        raise CKBError(f"report folder {str(target)!r} is a file, expected a folder; nothing was run.")
     if not quick:  # before any run: a folder whose README.md is not ours is refused up front
         check_index(target)
     summaries: dict[str, dict[str, Any] | None] = {}
@@ -94,7 +125,7 @@ def reproduce(
             f"no runs of paper {paper.short!r} in {str(out)!r} (expected <spec>/summary.json there for "
             f"{', '.join(paper.specs)}); the report was not rewritten. Give the --out of a finished run."
         )
-    verdicts = [judge(c, summaries.get(c.experiment)) for c in paper.claims]
+    verdicts = _judge_all(paper, summaries, out)
     _keep_better_report(target / f"{paper.short}.md", verdicts, out)
     figures = _copy_figures(out, paper.specs, target / paper.short) if not quick else {}
     report = write_report(
