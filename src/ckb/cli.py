@@ -381,12 +381,16 @@ def spec_kind(spec) -> str | None:
 def _parse_scales(text: str | None) -> list[float] | None:
     if text is None:
         return None
-    try:
-        scales = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise CKBError(f"--beta-scale expects numbers separated by commas, got {text!r}.") from None
-    if not scales:
-        raise CKBError(f"--beta-scale expects numbers separated by commas, got {text!r}.")
+    import re
+
+    entries = [v.strip() for v in text.split(",")]
+    bad = [v for v in entries if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", v)]
+    if bad:
+        what = "an empty entry" if "" in bad else f"{bad[0]!r}"
+        raise CKBError(
+            f"--beta-scale expects numbers separated by commas (e.g. 0.1,0.5,1), got {text!r}: {what}."
+        )
+    scales = [float(v) for v in entries]
     from ckb.experiments.run import check_beta_scales
 
     return check_beta_scales(scales, "--beta-scale")

@@ -94,7 +94,9 @@ def test_the_pipeline_refuses_another_spec_for_every_kind(toy, tmp_path):
 
 
 # --------------------------------------------------------------------- item 10: arguments first
-@pytest.mark.parametrize("scales", ["0.5,nan", "0.5,inf", "nan", "0.5,-1", "0.5,0.5"])
+@pytest.mark.parametrize(
+    "scales", ["0.5,nan", "0.5,inf", "nan", "0.5,-1", "0.5,0.5", "0.1,,0.2", "1_0", "0.5,"]
+)
 def test_a_bad_beta_scale_fails_before_anything_runs(tmp_path, scales):
     out = tmp_path / "x"
     res = runner.invoke(

@@ -81,3 +81,15 @@ def test_a_multiagent_trace_is_checked_by_its_own_shapes():
     for key, bad in (("f", np.zeros((T - 1, N))), ("g", np.zeros((T, N))), ("d", np.full((T, 1), np.nan))):
         with pytest.raises(ValueError, match=key):
             MultiAgentTrace.check_finished({**good, key: bad})
+
+
+def test_a_dangling_link_at_a_trace_path_is_kept_aside_not_replaced(tmp_path):
+    spec = load_spec("gpucb-synthetic").with_overrides(trials=1, horizon=5)
+    link = tmp_path / "traces" / "igp-ucb" / "trial-0000.npz"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(tmp_path / "elsewhere" / "mine.npz")
+    with pytest.warns(SweepWarning, match="trial-0000.npz"):
+        run_experiment(spec, tmp_path, executor="serial", plots=False)
+    aside = link.with_name("trial-0000.npz.corrupt")
+    assert aside.is_symlink() and str(aside.readlink()).endswith("elsewhere/mine.npz")
+    assert link.is_file() and not link.is_symlink()

@@ -447,6 +447,9 @@ def make_method(
 
     common = {"budget": budget, "minimize": minimize, "n_init": n_init, "seed": seed}
     if method in BASELINES:
+        from ckb._validation import check_params
+
+        check_params(BASELINES[method], params, f"baseline {method!r}", skip=("lower", "upper", "m", *common))
         return BASELINES[method](lower, upper, m, **common, **params)
     from ckb.optimizer import Optimizer
 

@@ -264,7 +264,7 @@ def execute(
     stops the sweep with :class:`TaskFailedError`, one line naming it and its error; finished tasks stay."""
     ex = get_executor(executor, workers if len(todo) > 1 else 1, **(executor_options or {}))
     for _, path in todo:
-        if path.exists():  # plan_sweep found it unreadable: keep it aside, say so, redo the task
+        if path.exists() or path.is_symlink():  # unreadable (or a dangling link): kept aside, said, redone
             set_aside(path, store.noun)
     by_path = {str(path): (cfg, path) for cfg, path in todo}
     tasks = [store.task(cfg, path) for cfg, path in todo]
