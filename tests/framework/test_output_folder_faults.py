@@ -154,3 +154,20 @@ def test_an_unreadable_spec_record_is_refused_not_replaced(tmp_path):
     res = runner.invoke(app, args, env={"COLUMNS": "300"})
     _one_line_error(res, str(out / "spec.json"), "another --out")
     assert (out / "spec.json").read_text() == "hello"
+
+
+def test_a_second_sweep_with_other_scales_keeps_the_earlier_rows(tmp_path):
+    """A sweep at 0.5 and 2 then one at 1 into the same folder replaced the table by the scale 1 alone,
+    though the earlier scales' results stayed on disk."""
+    from ckb.experiments import load_spec
+    from ckb.experiments.run import run_beta_scale_sweep
+
+    spec = load_spec("gpucb-synthetic").with_overrides(trials=1, horizon=5)
+    first = run_beta_scale_sweep(spec, [0.5, 2.0], tmp_path, executor="serial")
+    second = run_beta_scale_sweep(spec, [1.0], tmp_path, executor="serial")
+    assert second["scales"] == [0.5, 1.0, 2.0]
+    row, before = second["algorithms"]["igp-ucb"]["regret"], first["algorithms"]["igp-ucb"]["regret"]
+    assert [row[0], row[2]] == before
+    assert json.loads((tmp_path / "beta_scale_sweep.json").read_text())["scales"] == [0.5, 1.0, 2.0]
+    other = run_beta_scale_sweep(spec.with_overrides(trials=2), [1.0], tmp_path, executor="serial")
+    assert other["scales"] == [1.0]  # the earlier rows are of another number of trials: not mixed in

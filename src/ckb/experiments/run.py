@@ -151,6 +151,31 @@ def check_beta_scale_sweep(
     return plan
 
 
+def _earlier_scales(out: Path, spec: ExperimentSpec, now) -> dict[float, dict[str, Any]]:
+    """The scales of ``out``'s earlier ``beta_scale_sweep.json`` not in ``now``, with their summaries, where
+    those are on disk at this spec's horizon and number of trials."""
+    import json
+
+    try:
+        old = json.loads((out / "beta_scale_sweep.json").read_text())["scales"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    found = {}
+    for scale in old if isinstance(old, list) else []:
+        if isinstance(scale, bool) or not isinstance(scale, int | float) or scale in now:
+            continue
+        try:
+            summary = json.loads((out / beta_scale_folder(scale) / "summary.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(summary, dict) and (summary.get("horizon"), summary.get("trials")) == (
+            spec.horizon,
+            spec.trials,
+        ):
+            found[float(scale)] = summary
+    return found
+
+
 def run_beta_scale_sweep(
     spec: ExperimentSpec,
     scales: list[float],
@@ -169,7 +194,8 @@ def run_beta_scale_sweep(
     ``out/beta_scale_sweep.json``:
     ``{"experiment", "horizon", "trials", "scales", "algorithms": {ALG: {METRIC: [mean per scale],
     "violating_rounds_median": [median per scale]}}}`` (METRIC: ``violating_rounds``, ``violation``,
-    ``positive_violation``, ``regret``).
+    ``positive_violation``, ``regret``). A sweep into the folder of an earlier one with other scales keeps
+    the earlier scales' rows (their summaries, at the same horizon and number of trials) in the table.
     """
     from ckb.errors import CKBError
     from ckb.framework.pipeline import record_spec
@@ -185,17 +211,17 @@ def run_beta_scale_sweep(
     except OSError as exc:
         raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
     record_spec(spec, out, layout=BETA_SWEEP)
+    options = {"workers": workers, "executor": executor, "executor_options": executor_options}
+    summaries = {
+        s: run_experiment(scaled, folder, on_done=on_done, plots=False, **options)
+        for s, scaled, folder in plan
+    }
+    earlier = _earlier_scales(out, spec, summaries)
+    if earlier:  # a sweep into the folder of an earlier one: its table keeps the earlier scales' rows
+        summaries = dict(sorted({**earlier, **summaries}.items()))
+        scales = list(summaries)
     table: dict[str, Any] = {}
-    for _, scaled, folder in plan:
-        summary = run_experiment(
-            scaled,
-            folder,
-            workers=workers,
-            executor=executor,
-            executor_options=executor_options,
-            on_done=on_done,
-            plots=False,
-        )
+    for summary in summaries.values():
         for alg, m in summary["algorithms"].items():
             row = table.setdefault(alg, {})
             for metric in ("violating_rounds", "violation", "positive_violation", "regret"):
