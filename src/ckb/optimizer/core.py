@@ -226,8 +226,24 @@ _RUNTIME = (
 #: 1.4e-5 (Gardner 2) and stayed at 2e-6 (Branin-disk), with no warning. 1e-8 gained little more and
 #: once refitted a tension-spring constraint to a worse optimum (error 0.12 -> 0.14), so 1e-6.
 EXACT_NOISE_FLOOR = 1e-6
-#: relative (to the box width) distance within which a told point is the pending point it answers
+#: relative (to the box width) distance within which a told point is a point told before (the warning
+#: that it is recorded as a new evaluation of it)
 _MATCH_TOL = 1e-9
+#: a told point answers a pending trial (or is a design point not yet asked) when each coordinate is
+#: within this many times (box width + |coordinate|) of it: a float32 copy (relative error 6e-8) or a
+#: copy rounded to 6 or more significant digits is the point that was asked (at 1e-9 it was recorded as
+#: a new user trial, the asked one left pending for good and a design point charged to the budget)
+_ANSWER_TOL = 1e-6
+#: a told point this close (relative to the box width) to a pending trial but not within _ANSWER_TOL of
+#: it is recorded as new, with a warning naming the trial
+_NEAR_TOL = 1e-3
+
+
+def _answers(asked: np.ndarray, x: np.ndarray, width: np.ndarray) -> bool:
+    """Whether the told ``x`` is the point ``asked`` up to a float32 copy or a rounding (``_ANSWER_TOL``)."""
+    return bool(np.all(np.abs(asked - x) <= _ANSWER_TOL * (width + np.abs(asked))))
+
+
 #: the most constraints a study takes: each gets a GP of its own, fitted at every decision, so a count
 #: far beyond this is a mistake (a memory error in the first report) rather than a problem to model
 _MAX_M = 1000
@@ -777,13 +793,13 @@ class Optimizer:
         return self.space.candidates[nearest_unused(C, U, used)[0]].copy()
 
     def _design_match(self, x: np.ndarray, trials: list[dict]) -> int | None:
-        """The index of a design point not yet asked or told that ``x`` is (within ``_MATCH_TOL`` of the
-        box width), or None."""
+        """The index of a design point not yet asked or told that ``x`` is (up to a float32 copy or a
+        rounding: ``_ANSWER_TOL``), or None."""
         used = {
             int(t["info"]["design_index"]) for t in trials if is_design(t) and "design_index" in t["info"]
         }
         for i, p in enumerate(self._design()):
-            if i not in used and np.max(np.abs(p - x) / self.space.width) <= _MATCH_TOL:
+            if i not in used and _answers(p, x, self.space.width):
                 return i
         return None
 
@@ -837,7 +853,7 @@ class Optimizer:
         """Record the evaluation of ``x`` (a point from :meth:`ask`, or its trial number; or name the trial
         by ``trial=``); returns the trial number. A point that was not asked is recorded as a new trial
         (even past the budget: a result is always kept): a point of the initial design that was not asked
-        or told yet (within 1e-9 of the box width) as that design point (source ``init``: results already
+        or told yet as that design point (source ``init``: results already
         on disk need no ask, and the asks skip it), any other point as the user's (source ``user``; it
         informs the models but not the policy's clock, its horizon or its tell-time updates; a point
         already told is such a new evaluation too, with a warning). In a 1-D box an integer inside the box
@@ -883,8 +899,9 @@ class Optimizer:
     ) -> int:
         number = self._resolve(x, step.trials)
         if number is None:  # not asked: a design point not yet asked or told, else the user's own point
-            x = self.space.check_point(x)
-            index = self._design_match(x, step.trials)
+            index = self._design_match(self.space.as_point(x), step.trials)
+            # the design point itself, not the told copy of it (which may lie a few ulps outside the box)
+            x = self.space.check_point(x) if index is None else self._design()[index].copy()
             info = {"source": "user"} if index is None else {"source": "init", "design_index": index}
             number = step.ask(x, info, budgeted=False)
         trial = next(t for t in step.trials if t["number"] == number)
@@ -940,15 +957,29 @@ class Optimizer:
                     f"study {self.study_name!r} has no trial number {int(x)} (trials 0..{len(trials) - 1})."
                 )
             return int(x)
+        raw = self.space.as_point(x)  # shape and finiteness: a copy a few ulps outside the box still answers
+        for t in trials:
+            if t["state"] == "pending" and _answers(t["x"], raw, self.space.width):
+                return int(t["number"])
         x = self.space.check_point(x)
+        gaps = [
+            (float(np.max(np.abs(t["x"] - x) / self.space.width)), t["number"])
+            for t in trials
+            if t["state"] == "pending"
+        ]
+        if gaps and min(gaps)[0] <= _NEAR_TOL:
+            warnings.warn(
+                f"x = {x.tolist()} is {min(gaps)[0]:.1e} of the box width from pending trial {min(gaps)[1]} "
+                "but not that point: it is recorded as a new trial (to answer the pending one, tell its point "
+                f"as asked or trial={min(gaps)[1]}).",
+                UserWarning,
+                stacklevel=4,
+            )
         near = [
             t
             for t in trials
             if t["state"] != "failed" and np.max(np.abs(t["x"] - x) / self.space.width) <= _MATCH_TOL
         ]
-        for t in near:
-            if t["state"] == "pending":
-                return int(t["number"])
         if near:
             warnings.warn(
                 f"x = {x.tolist()} was told already (trial {near[0]['number']}); it is recorded as a new "

@@ -88,8 +88,8 @@ class Space:
                 f"[{self.lower[j]}, {self.upper[j]}]."
             )
 
-    def check_point(self, x: Any, what: str = "point") -> np.ndarray:
-        """``x`` as a finite (d,) float array inside the box, else an error naming the bad coordinate."""
+    def as_point(self, x: Any, what: str = "point") -> np.ndarray:
+        """``x`` as a finite (d,) float array (not checked against the box), else an error naming it."""
         arr = np.atleast_1d(as_real_array(x, f"a {what}", "be numeric (real numbers)"))
         if arr.shape != (self.d,):
             raise InvalidInputError(
@@ -97,6 +97,11 @@ class Space:
             )
         if not np.all(np.isfinite(arr)):
             raise InvalidInputError(f"a {what} must be finite, got {arr.tolist()}.")
+        return arr
+
+    def check_point(self, x: Any, what: str = "point") -> np.ndarray:
+        """``x`` as a finite (d,) float array inside the box, else an error naming the bad coordinate."""
+        arr = self.as_point(x, what)
         self._check(arr, what)
         return arr
 
