@@ -241,6 +241,45 @@ class _Space:
         v = self.lower + np.asarray(u, dtype=float) * self.width
         return {n: _to_value(d, float(x)) for n, d, x in zip(self.names, self.dists, v)}
 
+    @property
+    def gridded(self) -> bool:
+        """Whether some parameter takes values on a grid (an int, or a float with a step)."""
+        return any(isinstance(d, IntDistribution) or d.step is not None for d in self.dists)
+
+    def snap(self, U: np.ndarray) -> np.ndarray:
+        """The unit-cube points ``U`` (n, d) moved to the values they stand for (grids, bounds)."""
+        return np.array([self.to_unit(self.from_unit(u)) for u in np.atleast_2d(U)])
+
+
+def _never_twice_on_grid(maximize, opts, space: _Space, rng, taken: np.ndarray):
+    """``exact=True`` on a space with grids: ``maximize``, but a pick whose parameter values (rounded to
+    their grids) are those of a ``taken`` point (evaluated or pending, unit cube) is replaced by the best
+    of up to 4 x ``raw_samples`` Sobol points moved to their grid values that no taken point has (the
+    maximizer excludes points only within 1e-6 in the cube, so an int parameter's pick rounded back onto
+    an evaluated value: 9 distinct points in 16 trials of a 5 x 5 grid). When every such point is taken
+    (a small grid evaluated through), repeats are allowed, as on a candidate set."""
+    from ckb.optimizer.acquisition import Maximizer
+    from ckb.optimizer.space import _sobol_unit
+
+    taken = space.snap(taken) if len(taken) else np.zeros((0, space.d))
+
+    def fresh(x: np.ndarray) -> bool:
+        return not Maximizer._taken(space.snap(x)[0], taken)
+
+    def maximize_fresh(fn):
+        x, v = maximize(fn)
+        if fresh(x):
+            return x, v
+        grid = np.unique(
+            space.snap(_sobol_unit(space.d, 4 * opts.raw_samples, int(rng.integers(2**31)))), axis=0
+        )
+        grid = np.array([g for g in grid if fresh(g)]).reshape(-1, space.d)
+        if not len(grid):
+            return x, v
+        return Maximizer(space.d, rng, candidates=grid)(fn)
+
+    return maximize_fresh
+
 
 def _to_value(dist: BaseDistribution, x: float) -> Any:
     """A parameter's value from its (log-)coordinate ``x``: rounded to its grid, inside its bounds."""
@@ -486,7 +525,9 @@ class CKBSampler(BaseSampler):
         ``"bilog"``, ``"bilog-constraints"``, ``"auto-no-bounds"``, ``"auto-bounds"``); the study keeps
         the raw values.
     exact : the evaluations are noise-free, as in ckb.Optimizer: the GPs' noise floor is 1e-6 and no
-        evaluated point (complete, failed or pruned) is proposed again.
+        evaluated point (complete, failed or pruned) is proposed again; on int and stepped parameters,
+        no evaluated (or pending) point's values, the initial design included, while the grid has
+        values left.
     categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).
     decision_timeout : seconds to wait for another host's claim on the next decision.
     **params : the search options of :class:`ckb.Optimizer` (``refit_every``, ``num_restarts``,
@@ -714,7 +755,7 @@ class CKBSampler(BaseSampler):
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         has_data = any(t.state == TrialState.COMPLETE and space.to_unit(t.params) is not None for t in trials)
         if trial.number < n_startup or not has_data:
-            return space.from_unit(self._design(space.d)(trial.number))
+            return space.from_unit(self._design(space.d, space)(trial.number))
         return self._decide(study, trial, space)
 
     def after_trial(self, study, trial: FrozenTrial, state: TrialState, values) -> None:
@@ -792,11 +833,36 @@ class CKBSampler(BaseSampler):
     def _n_startup(self, d: int) -> int:
         return 2 * d + 2 if self.n_startup_trials is None else self.n_startup_trials
 
-    def _design(self, d: int):
+    def _design(self, d: int, space: _Space | None = None):
+        """Design point ``n`` (unit cube): the scrambled Sobol sequence's ``n``-th point; with ``exact=True``
+        on a space with grids, the ``n``-th of its points (``n`` >= 1; trial 0 is drawn independently,
+        before the search space is known) whose values (rounded to the grids) neither an earlier one nor
+        trial 0 has: a function of ``n`` alone, so parallel workers agree; while the grid has values left."""
+
         def point(n: int) -> np.ndarray:
             return initial_design(np.zeros(d), np.ones(d), n + 1, self.seed)[n]
 
-        return point
+        if not (self.exact and space is not None and space.gridded):
+            return point
+
+        def distinct(n: int) -> np.ndarray:
+            U = initial_design(np.zeros(d), np.ones(d), 64 * (n + 1), self.seed)
+            first = {
+                name: _independent_value(
+                    dist, np.random.default_rng([self.seed, 0, zlib.crc32(name.encode())])
+                )
+                for name, dist in zip(space.names, space.dists)
+            }
+            seen, kept = [space.snap(space.to_unit(first))[0]], 0
+            for u, v in zip(U, space.snap(U)):
+                if not any(np.array_equal(v, w) for w in seen):
+                    seen.append(v)
+                    kept += 1
+                    if kept == max(n, 1):  # trial 0 took the first value: trial n the n-th new one
+                        return u
+            return point(n)  # fewer distinct grid values than design points: repeats allowed
+
+        return distinct
 
     def _spec(self, m: int | None, n_startup: int | None, minimize: bool) -> dict[str, Any]:
         """The settings the study stores (:data:`SPEC_KEY`); ``m``, ``n_startup`` (the default design's
@@ -849,7 +915,7 @@ class CKBSampler(BaseSampler):
             trials = storage.get_all_trials(study._study_id, deepcopy=False)  # everything before our turn
             minimize = study.direction == StudyDirection.MINIMIZE
             n_startup = self._design_size(study, space.d)
-            data = _Data(trials, space, minimize, trial.number, self._design(space.d), n_startup)
+            data = _Data(trials, space, minimize, trial.number, self._design(space.d, space), n_startup)
             if data.m == 0 and data.unusable and not data.complete:
                 raise data.no_result(trial.number)
             if data.m == 0:
@@ -1019,6 +1085,9 @@ class CKBSampler(BaseSampler):
             conditioned = models.condition(data.busy) if len(data.busy) else models
             done = data.done if self.exact else None
             maximize = _maximizer(self, space.d, rng, models, data.pending, done=done)
+            if self.exact and space.gridded:  # never an evaluated point's values again (a grid's)
+                taken = np.vstack([data.done, data.pending]).reshape(-1, space.d)
+                maximize = _never_twice_on_grid(maximize, self, space, rng, taken)
             left = None
             if self.violation_budget is not None:  # spent by the evaluations after the design
                 after = np.array([k >= n_startup for k in data.numbers], dtype=bool)
@@ -1128,7 +1197,7 @@ class CKBSampler(BaseSampler):
         space = _Space(self.infer_relative_search_space(study, trials[-1]))
         minimize = study.direction == StudyDirection.MINIMIZE
         m, n_startup = int(spec["m"]), int(spec["n_startup_trials"])
-        data = _Data(trials, space, minimize, -1, self._design(space.d), n_startup)
+        data = _Data(trials, space, minimize, -1, self._design(space.d, space), n_startup)
         policy, _, _ = self._restore(
             chain[-1]["state"] if chain else self._initial_state(m, n_startup), m, n_startup
         )
