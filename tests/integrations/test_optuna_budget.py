@@ -82,9 +82,10 @@ def test_a_wrong_length_budget_refused_before_its_first_use_can_be_corrected(tmp
     st = optuna.create_study(
         study_name="s", storage=url, sampler=CKBSampler(violation_budget=[1.0, 2.0], **kw)
     )
-    st.optimize(_objective, n_trials=3)
-    with pytest.raises(InvalidInputError, match="violation_budget has 2 values but the trials have 1"):
-        st.optimize(_objective, n_trials=1, catch=())
+    # said once the first trial is recorded (it was said at the first decision, after the whole design)
+    with pytest.raises(InvalidInputError, match="violation_budget has 2 values but trial 0 has 1 constraint"):
+        st.optimize(_objective, n_trials=3)
+    assert [t.state for t in st.trials] == [optuna.trial.TrialState.COMPLETE]  # trial 0 is kept
     st = optuna.load_study(study_name="s", storage=url, sampler=CKBSampler(violation_budget=1.0, **kw))
-    st.optimize(_objective, n_trials=2)
+    st.optimize(_objective, n_trials=4)
     assert len(st.sampler.decisions(st)) == 2

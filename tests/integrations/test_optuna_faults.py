@@ -279,3 +279,25 @@ def test_the_demo_refuses_a_ckb_study_file_and_bad_arguments_in_one_line(tmp_pat
     assert hashlib.md5(path.read_bytes()).hexdigest() == before
     assert main(["--demo", "--trials", "3", "--jobs", "0"]) == 2
     assert main(["--demo", "--trials", "3", "--storage", "nonsense"]) == 2
+
+
+def test_a_study_without_constraint_values_stops_after_its_first_trial():
+    """Without constraints_func (or trial.set_constraint) the error came at the first decision, after the
+    whole initial design (2d + 2 evaluations, which may take days); now after the first trial, kept."""
+    import optuna
+
+    from ckb.errors import InvalidInputError
+    from ckb.integrations.optuna import CKBSampler
+
+    calls = []
+
+    def objective(trial):
+        calls.append(trial.number)
+        return trial.suggest_float("x", 0, 1) + trial.suggest_float("y", 0, 1)
+
+    study = optuna.create_study(sampler=CKBSampler(seed=0, n_trials=8))
+    with pytest.raises(
+        InvalidInputError, match="trial 0 completed without constraint values.*Trial 0 is kept"
+    ):
+        study.optimize(objective, n_trials=8)
+    assert calls == [0] and study.trials[0].state == optuna.trial.TrialState.COMPLETE

@@ -768,14 +768,17 @@ class CKBSampler(BaseSampler):
         takes it), with a one-line warning that the trial is a failed evaluation, as any non-finite one."""
         if state not in (TrialState.COMPLETE, TrialState.PRUNED):
             return
-        values = _constraints_of(trial) or []
+        stored = _constraints_of(trial)  # None: values it cannot use (a failed evaluation, not a missing one)
+        values = stored or []
         if self._constraints_func is not None:
             kept = None
             try:
                 kept = self._checked_constraints(self._constraints_func(trial), study, trial)
             finally:
                 study._storage.set_trial_system_attr(trial._trial_id, _CONSTRAINTS_KEY, kept)
-            values = [*kept, *_named_constraints(trial)]
+            values = stored = [*kept, *_named_constraints(trial)]
+        if state == TrialState.COMPLETE and stored is not None:  # what a decision would refuse, said now
+            self._check_constraint_count(trial.number, len(values))
         bad = [j for j, v in enumerate(values) if not math.isfinite(v)]
         if state == TrialState.COMPLETE and bad:
             _logger.warning(
@@ -783,6 +786,22 @@ class CKBSampler(BaseSampler):
                 f"value is not a result to model, so trial {trial.number} counts as a failed evaluation (not "
                 "modelled; the next decisions move away from its point). Return finite numbers (a large one "
                 "marks an infeasible point)."
+            )
+
+    def _check_constraint_count(self, number: int, m: int) -> None:
+        """A one-line error when trial ``number`` completed with ``m`` = 0 constraint values, or
+        ``violation_budget`` has neither one value nor ``m``: raised by :meth:`after_trial` once the trial is
+        recorded (Optuna keeps it and stops the study), not after the whole initial design."""
+        if m == 0:
+            raise InvalidInputError(
+                f"trial {number} completed without constraint values; CKBSampler needs them for every trial: "
+                "pass constraints_func= (values <= 0 feasible) or call trial.set_constraint(name, value). "
+                f"Trial {number} is kept."
+            )
+        if self.violation_budget is not None and len(self.violation_budget) not in (1, m):
+            raise InvalidInputError(
+                f"violation_budget has {len(self.violation_budget)} values but trial {number} has {m} "
+                f"constraint(s); give one number, or one per constraint. Trial {number} is kept."
             )
 
     def _checked_constraints(self, raw: Any, study, trial: FrozenTrial) -> tuple[float, ...]:
