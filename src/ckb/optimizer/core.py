@@ -1123,13 +1123,18 @@ def _never_twice(maxi, pending: np.ndarray, sep, done: np.ndarray):
     failed) is never returned: the pick is made as usual (pending points excluded, with the batch
     separation); if it repeats an evaluated point, the maximization is made again with the evaluated
     points excluded too (the ``SAME_POINT`` rule only; on a candidate set, every candidate evaluated
-    allows repeats)."""
+    allows repeats of evaluated points, but not of pending ones while a candidate is not pending)."""
     from ckb.optimizer.acquisition import Maximizer
 
     def maximize(fn):
         x, v = maxi(fn, exclude=pending, separation=sep)
         if len(done) and Maximizer._taken(x, done):
-            x, v = maxi(fn, exclude=np.vstack([pending, done]), separation=None)
+            taken = np.vstack([pending, done])
+            again, score = maxi(fn, exclude=taken, separation=None)
+            if not Maximizer._taken(again, taken):
+                return again, score
+            # every candidate evaluated or pending: repeat an evaluated point, never a pending one (an
+            # ask(k) on evaluated candidates gave the same point k times)
         return x, v
 
     return maximize
