@@ -188,10 +188,10 @@ _IDENTITY = (
     "policy",
     "budget",
     "minimize",
+    "initial_design",  # before n_init, which it sets: a resume without the design names the design
     "n_init",
     "seed",
     "candidates",
-    "initial_design",
     "violation_budget",
     "outcome_transform",
     "exact",
@@ -321,6 +321,12 @@ def _check_violation_budget(value: Any, m: int | None) -> list[float] | None:
     what = f"violation_budget must be None, a number >= 0 or {many}"
     if isinstance(value, (bool, np.bool_, str, bytes, dict)):
         raise InvalidInputError(f"{what}, got {short_repr(value, 60)}.")
+    if isinstance(value, (list, tuple)) and any(v is None for v in value):
+        j = next(k for k, v in enumerate(value) if v is None)
+        raise InvalidInputError(
+            f"violation_budget[{j}] is None; each entry must be a finite number >= 0 (no limit on one "
+            "constraint: a number larger than any violation it can have)."
+        )
     arr = as_real_array(value, "violation_budget")
     if arr.ndim == 0:
         arr = np.full(1 if m is None else m, float(arr))
@@ -334,7 +340,7 @@ def _check_violation_budget(value: Any, m: int | None) -> list[float] | None:
             f"{j}'s own units (0: avoid every violation you can; no limit on one constraint: a number "
             "larger than any violation it can have)."
         )
-    return [float(v) for v in arr]
+    return [float(v) + 0.0 for v in arr]  # + 0.0: -0.0 is 0
 
 
 class Optimizer:
@@ -498,7 +504,13 @@ class Optimizer:
                 raise InvalidInputError(
                     f"{what} raised {type(exc).__name__}: {exc}; nothing was stored."
                 ) from exc
+        if design is None:  # a callable that returned nothing
+            raise InvalidInputError(
+                f"{what} returned None; it must return an (n, d) array of points with d = {d}."
+            )
         D = as_real_array(design, what, "be an (n, d) array of points (real numbers)").copy()
+        if D.size == 0:  # [] or an empty array: no design point, as np.zeros((0, d))
+            D = D.reshape(0, d)
         if D.ndim == 1 and d == 1:
             D = D[:, None]
         if D.ndim != 2 or D.shape[1] != d:
@@ -954,7 +966,8 @@ class Optimizer:
         if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
             if not any(t["number"] == int(x) for t in trials):
                 raise InvalidInputError(
-                    f"study {self.study_name!r} has no trial number {int(x)} (trials 0..{len(trials) - 1})."
+                    f"study {self.study_name!r} has no trial number {int(x)} "
+                    + (f"(trials 0..{len(trials) - 1})." if trials else "(it has no trials yet).")
                 )
             return int(x)
         raw = self.space.as_point(x)  # shape and finiteness: a copy a few ulps outside the box still answers
@@ -980,7 +993,7 @@ class Optimizer:
             for t in trials
             if t["state"] != "failed" and np.max(np.abs(t["x"] - x) / self.space.width) <= _MATCH_TOL
         ]
-        if near:
+        if near and self._design_match(x, trials) is None:  # a repeated design point is that design point
             warnings.warn(
                 f"x = {x.tolist()} was told already (trial {near[0]['number']}); it is recorded as a new "
                 "evaluation of the point.",

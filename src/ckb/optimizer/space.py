@@ -90,13 +90,14 @@ class Space:
 
     def as_point(self, x: Any, what: str = "point") -> np.ndarray:
         """``x`` as a finite (d,) float array (not checked against the box), else an error naming it."""
-        arr = np.atleast_1d(as_real_array(x, f"a {what}", "be numeric (real numbers)"))
+        named = what if " " in what else f"a {what}"  # "initial_design point 0", "a point"
+        arr = np.atleast_1d(as_real_array(x, named, "be numeric (real numbers)"))
         if arr.shape != (self.d,):
             raise InvalidInputError(
-                f"a {what} must have d = {self.d} coordinate(s), got shape {np.shape(x)}: {np.asarray(x).tolist()}."
+                f"{named} must have d = {self.d} coordinate(s), got shape {np.shape(x)}: {np.asarray(x).tolist()}."
             )
         if not np.all(np.isfinite(arr)):
-            raise InvalidInputError(f"a {what} must be finite, got {arr.tolist()}.")
+            raise InvalidInputError(f"{named} must be finite, got {arr.tolist()}.")
         return arr
 
     def check_point(self, x: Any, what: str = "point") -> np.ndarray:
