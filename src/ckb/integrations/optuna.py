@@ -109,6 +109,10 @@ the study's second trial on (a one-line error naming the setting). Optuna create
 calls any sampler hook, and no storage can delete one, so the refused trial goes back to the queue
 (``WAITING``, without parameters or attributes): the next ``ask`` (with the right sampler) takes it
 with its number, and nothing else is written (no failed trial, no attribute, no shifted numbers).
+Caveat: Optuna 5.0 on an SQLite storage can hand one ``WAITING`` trial to two threads of
+``optimize(n_jobs > 1)`` (its own race, seen with plain ``enqueue_trial`` and RandomSampler too: the
+objective runs twice and Optuna raises that it cannot tell a finished trial). After a refused resume,
+run the queued trial with ``n_jobs=1`` (``optimize(..., n_trials=1)``) before going parallel.
 
 **Horizon.** Some policies set constants from the number of rounds T (CKB's ``V = G sqrt(T) / rho``,
 the penalty's epoch length) or spread a quantity over the rounds left (slack-cei's slack; pcei's
