@@ -84,3 +84,14 @@ def test_a_refused_run_leaves_the_spec_record_as_it_was(tmp_path):
     last = res.output.splitlines()[-1]
     assert last.startswith("error: ") and "igp-ucb is a file, expected the folder of" in last, last
     assert (out / "spec.json").read_bytes() == before  # put back as it was
+
+
+def test_a_run_with_fewer_trials_says_the_summary_covers_fewer(tmp_path):
+    out, spec = tmp_path / "X", _spec(tmp_path)
+    assert _run(spec, out, "-n", "3").exit_code == 0
+    res = _run(spec, out, "-n", "2")
+    assert res.exit_code == 0
+    lines = [line for line in res.output.splitlines() if line.startswith("warning:")]
+    assert len(lines) == 1 and "covered 3 trials and now covers 2" in lines[0] and "--trials 3" in lines[0]
+    assert json.loads((out / "summary.json").read_text())["trials"] == 2
+    assert len(list((out / "traces" / "igp-ucb").glob("trial-*.npz"))) == 3  # kept

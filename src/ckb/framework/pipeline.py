@@ -257,6 +257,28 @@ def _sweep_recorded(kind, spec, out: Path, on_done: Callable | None, **options: 
         raise
 
 
+def _say_fewer_trials(out: Path, spec) -> None:
+    """Warn (one line) when the summary about to be replaced covered more trials than this run's: the
+    number of trials does not determine the results, so a run with fewer resumes the folder and its
+    summary covers only those (the other traces stay on disk)."""
+    import warnings
+
+    from ckb.runner.sweep import SweepWarning
+
+    try:
+        had = json.loads((out / "summary.json").read_text()).get("trials")
+    except (OSError, ValueError, AttributeError):
+        return
+    now = getattr(spec, "trials", None)
+    if isinstance(had, int) and isinstance(now, int) and had > now:
+        warnings.warn(
+            f"{out / 'summary.json'} covered {had} trials and now covers {now} (--trials {now}); the traces of "
+            f"the others are kept: run with --trials {had} to summarize them all again (nothing is recomputed).",
+            SweepWarning,
+            stacklevel=3,
+        )
+
+
 def run_pipeline(
     spec,
     out: str | Path,
@@ -289,6 +311,7 @@ def run_pipeline(
     options = {"workers": workers, "executor": executor, "executor_options": executor_options}
     results = _sweep_recorded(kind, spec, out, on_done, **options)
     summary, curves = kind.summarize(spec, results)
+    _say_fewer_trials(out, spec)
     kind.write(out, spec, summary)
     if plots:
         summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
