@@ -6,10 +6,19 @@ violation budget and what is left of it, and the numerical trouble of the fits a
 maximizations: warnings counted per trial by :class:`ckb.Optimizer`, failed fits, the first messages)
 and a PNG plot of the best feasible value and the violation
 (:mod:`ckb.violation`: soft ``violation`` and ``positive_violation``, on the observed values) against
-evaluations (``--plot PATH``; default ``FILE-NAME.png`` beside the file, the name's characters other
-than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``, so a name such as ``a/b`` stays one file;
-the format follows PATH's extension, one matplotlib writes, and a PATH without one gets ``.png``: the
-path printed is the one written).
+evaluations (``--plot PATH``: the format follows PATH's extension, one matplotlib writes, and a PATH
+without one gets ``.png``: the path printed is the one written). The plot is written first, so a reader
+that stops early (``| head``) still gets it.
+
+The default plot path, beside FILE: ``FILE-NAME.png`` (FILE without its extension) when NAME holds only
+letters, digits, ``.``, ``_`` and ``-`` and the file name is at most 160 bytes; otherwise
+``FILE-SAFE-HASH.png``, SAFE the name with every other character replaced by ``_`` (cut short if need
+be) and HASH 8 hex digits of the file's and the study's names: studies ``a b``, ``a/b`` and ``a_b`` get
+three files, and a 300-character name a short one. The PNG records which study it shows; at the default
+path, ``show`` replaces only its own earlier plot of this study (or an empty file): anything else there
+(a user's file, an older plot, the plot of another study whose default path is the same, e.g. ``x.db``
+study ``y-z`` and ``x-y.db`` study ``z``) is refused with one line, and ``--plot PATH`` writes it
+elsewhere or replaces it, as asked.
 ``export FILE NAME --out x.csv``: every trial as CSV (stdout without ``--out``).
 
 Reading only: the file is opened with SQLite's ``mode=ro`` (:class:`~ckb.studies.StudyStorage` with
@@ -22,18 +31,23 @@ is the study file itself (or its ``-wal``/``-shm`` file, by any spelling or link
 anything is read or written, as is a plot format matplotlib cannot write, a device, FIFO or socket, an
 existing SQLite database (another study file, say) and, for ``--out``, an existing file that is not a CSV
 export. Both are written to a temporary file renamed into place: an interrupted or failed write leaves the
-old file as it was.
+old file as it was. A study file we may not read, and a study in a directory we may not write to, are
+read as :class:`~ckb.studies.StudyStorage` says (a one-line error naming the file and the cause, or an
+``immutable`` read). A stdout closed by its reader (``| head``) ends the command quietly with exit code
+141, as a command killed by SIGPIPE.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 import os
 import re
+import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import numpy as np
 import typer
@@ -54,11 +68,37 @@ study_app = typer.Typer(
 )
 
 
-def _out() -> Console:
-    return Console()  # created per command, so the terminal's width (COLUMNS) is read when it runs
+#: the exit code when the reader of stdout goes away early (``ckb study show ... | head``): that of a
+#: command killed by SIGPIPE, as ``cat`` or ``grep`` would give
+PIPE_CLOSED = 141
 
 
-FileArg = Annotated[Path, typer.Argument(help="The SQLite study file.")]
+def _pipe_closed() -> NoReturn:
+    """stdout was closed by its reader: point it at /dev/null (so Python's last flush is quiet too) and
+    exit with :data:`PIPE_CLOSED`, nothing on stderr."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test's captured stdout)
+        pass
+    raise typer.Exit(PIPE_CLOSED)
+
+
+class _Console(Console):
+    """rich's console, but a closed stdout ends the command as :func:`_pipe_closed` says (rich's own
+    handling exits with 1, which reads as a failure)."""
+
+    def on_broken_pipe(self) -> None:
+        _pipe_closed()
+
+
+def _out(width: int | None = None) -> Console:
+    """stdout's console: created per command, so the terminal's width (COLUMNS) is read when it runs."""
+    return _Console(width=width)
+
+
+#: ``readable=False``: an unreadable file is the storage's one-line error (naming the permission), not
+#: click's usage box
+FileArg = Annotated[Path, typer.Argument(help="The SQLite study file.", readable=False)]
 NameArg = Annotated[str, typer.Argument(help="The study's name (see `ckb study list FILE`).")]
 
 
@@ -109,9 +149,71 @@ def _curves(trials: list[dict], minimize: bool, m: int) -> dict[str, np.ndarray]
     }
 
 
+#: the longest default plot file name (bytes): atomic_write's temporary name adds about 15 to it, and
+#: file systems allow 255
+PLOT_NAME_MAX = 160
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _plot_tag(file: Path, name: str) -> str:
+    """Which study a plot shows, written into the PNG (its ``ckb-study`` text chunk): a hash of the study
+    file's name and the study's name."""
+    return hashlib.sha256(f"{file.name}\0{name}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def _plot_name(file: Path, name: str) -> Path:
-    """The default plot path: ``FILE-NAME.png`` beside the file, the name made a safe file name."""
-    return file.with_name(f"{file.stem}-{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
+    """The default plot path, beside the file: ``FILE-NAME.png`` (FILE without its extension) when NAME
+    is made only of letters, digits, ``.``, ``_`` and ``-`` and the whole is at most
+    :data:`PLOT_NAME_MAX` bytes long; otherwise ``FILE-SAFE-HASH.png``: SAFE the name with every other
+    character replaced by ``_``, cut short if need be, and HASH 8 hex digits of the file's and the study's
+    names, so studies ``a b``, ``a/b`` and ``a_b`` get three files and a long name a short one."""
+    plain = f"{file.stem}-{name}.png"
+    if _SAFE_NAME.fullmatch(name) and len(os.fsencode(plain)) <= PLOT_NAME_MAX:
+        return file.parent / plain
+    head = f"{file.stem}-{re.sub(r'[^A-Za-z0-9._-]', '_', name)}"[:PLOT_NAME_MAX]
+    while len(os.fsencode(head)) > PLOT_NAME_MAX - 13:  # a long FILE: its name's bytes count
+        head = head[:-1]
+    return file.parent / f"{head}-{_plot_tag(file, name)[:8]}.png"
+
+
+def _png_tag(path: Path) -> str | None:
+    """The ``ckb-study`` text chunk of a PNG (:func:`_plot_tag`; matplotlib writes it before the image
+    data), or None for a PNG without one and a file that is not a PNG."""
+    with path.open("rb") as fh:
+        head = fh.read(8192)
+    if not head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return None
+    i = 8
+    while i + 8 <= len(head) and head[i + 4 : i + 8] != b"IDAT":
+        size, kind = int.from_bytes(head[i : i + 4], "big"), head[i + 4 : i + 8]
+        key, _, value = head[i + 8 : i + 8 + size].partition(b"\0")
+        if kind == b"tEXt" and key == b"ckb-study":
+            return value.decode("latin-1")
+        i += 12 + size
+    return None
+
+
+def _ours(out: Path, file: Path, name: str) -> None:
+    """The default plot path (the user named no file) may only replace what ``ckb study show`` wrote there
+    for this study (its PNG's :func:`_plot_tag`) or an empty file: anything else is refused, one line."""
+    try:
+        if out.is_symlink() or out.is_dir():
+            what = "a symbolic link" if out.is_symlink() else "a directory"
+        elif not out.exists() or out.stat().st_size == 0:
+            return
+        else:
+            tag = _png_tag(out)
+            if tag == _plot_tag(file, name):
+                return
+            what = "the plot of another study" if tag else f"not a plot ckb wrote for study {name!r}"
+    except OSError as exc:
+        what = f"not readable ({exc.strerror or exc})"
+    _fail(
+        DataFileError(
+            f"the default plot path {str(out)!r} exists and is {what}: pass --plot PATH to write the plot "
+            "elsewhere (or to replace that file), or delete it first; nothing was written."
+        )
+    )
 
 
 def _plot_target(file: Path, name: str, plot: Path | None) -> tuple[Path, str]:
@@ -137,6 +239,8 @@ def _plot_target(file: Path, name: str, plot: Path | None) -> tuple[Path, str]:
         out, fmt = plot, ext.lower()
     _not_the_study(file, out)
     _not_foreign(out)
+    if plot is None:
+        _ours(out, file, name)
     return out, fmt
 
 
@@ -267,13 +371,20 @@ def show_cmd(
         typer.Option(
             "--plot",
             help="Where to write the plot; its extension gives the format (none: .png is appended). "
-            "Default: FILE-NAME.png beside FILE.",
+            "Default: FILE-NAME.png beside FILE (FILE-NAME-HASH.png for a name with other characters than "
+            "letters, digits, '.', '_', '-', or a long one), replacing only an earlier plot of this study.",
         ),
     ] = None,
 ) -> None:
     """A table of NAME's trials and a plot of best feasible value and cumulative violation."""
     out, fmt = _plot_target(file, name, plot)
     spec, trials = _study(file, name)
+    curves = _curves(trials, _minimize(spec), int(spec["m"]))
+    try:  # first: a failure is the only output, and a reader that stops early (| head) still gets the plot
+        _plot(curves, name, spec, out, fmt, _plot_tag(file, name))
+    except Exception as exc:  # OSError, or a format whose writer needs a missing program (.pgf: xelatex)
+        hint = "" if plot is not None else "; pass --plot PATH to write it elsewhere"
+        _fail(DataFileError(f"could not write the plot {str(out)!r}: {one_line(exc)}{hint}"))
     head, rows = _rows(spec, trials)
     t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
     for h in head[:-2]:
@@ -282,8 +393,7 @@ def show_cmd(
         t.add_row(*[escape(_fmt(v)) for v in r[:-2]])
     con = _out()  # never squeeze the numbers: as wide as the table needs (a narrow terminal wraps lines);
     need = Console(width=1_000_000).measure(t).maximum  # measured unbounded: a console caps at its width
-    Console(width=max(con.width, need)).print(t)
-    curves = _curves(trials, _minimize(spec), int(spec["m"]))
+    _out(width=max(con.width, need)).print(t)
     n = curves["best"].size
     last = {k: (v[-1] if n else 0.0) for k, v in curves.items()}
     summary = f"{n} evaluations, {int(last['violating'])} violating, violation {last['violation']:.6g}, "
@@ -293,10 +403,6 @@ def show_cmd(
     _out().print(summary, soft_wrap=True, highlight=False)
     for line in _extra_summary(spec, trials):
         _out().print(line, soft_wrap=True, highlight=False, markup=False)
-    try:
-        _plot(curves, name, spec, out, fmt)
-    except Exception as exc:  # OSError, or a format whose writer needs a missing program (.pgf: xelatex)
-        _fail(DataFileError(f"could not write the plot {str(out)!r}: {one_line(exc)}"))
     _out().print(f"plot: {out}", soft_wrap=True, highlight=False)
 
 
@@ -330,8 +436,15 @@ def _extra_summary(spec: dict[str, Any], trials: list[dict]) -> list[str]:
 
 
 def _plot(
-    curves: dict[str, np.ndarray], name: str, spec: dict[str, Any], out: Path, fmt: str = "png"
+    curves: dict[str, np.ndarray],
+    name: str,
+    spec: dict[str, Any],
+    out: Path,
+    fmt: str = "png",
+    tag: str | None = None,
 ) -> None:
+    """Write the plot to ``out`` in format ``fmt``; a PNG records ``tag`` (:func:`_plot_tag`: the study it
+    shows) in a ``ckb-study`` text chunk, so a later ``show`` knows the default path holds its own plot."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -356,7 +469,8 @@ def _plot(
         ax.grid(alpha=0.3)
     fig.tight_layout()
     try:  # the format given: ``out`` is written as it is named; the old file stays whole if this fails
-        atomic_write(out, lambda fh: fig.savefig(fh, dpi=110, format=fmt))
+        meta = {"ckb-study": tag} if tag and fmt == "png" else None
+        atomic_write(out, lambda fh: fig.savefig(fh, dpi=110, format=fmt, metadata=meta))
     finally:
         plt.close(fig)
 
@@ -378,7 +492,10 @@ def export_cmd(
     for r in rows:
         w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
     if out is None:
-        typer.echo(buf.getvalue(), nl=False)
+        try:
+            typer.echo(buf.getvalue(), nl=False)
+        except BrokenPipeError:  # | head: click would exit with 1
+            _pipe_closed()
         return
     try:
         text = buf.getvalue().encode()

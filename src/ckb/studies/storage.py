@@ -21,9 +21,13 @@ read-only and must be a ckb study file (its ``meta`` table holds ``schema_versio
 ``studies``, ``trials`` and ``policy_states`` tables) or hold no table at all (a new, empty file); a foreign SQLite database, a file that is not SQLite, and a damaged or
 truncated one are refused with :class:`StudyFileError` naming the file, and stay byte-identical.
 ``read_only=True`` (what ``ckb study list|show|export`` use) opens the file with SQLite's ``mode=ro``
-and never creates, converts or migrates it; ``create=False`` (what :meth:`ckb.Optimizer.load` uses)
-refuses a missing file instead of creating an empty one. A new file is created with mode ``0o666``
-minus the umask (SQLite alone would cap it at ``0o644``); its ``-wal`` and ``-shm`` files follow it.
+and never creates, converts or migrates it (in a directory it may not write to, where SQLite cannot
+create the ``-shm`` file a study in WAL mode needs, a study without a ``-wal`` holding changes is read
+as ``immutable``; one with such a ``-wal`` is a one-line error saying what to do); ``create=False``
+(what :meth:`ckb.Optimizer.load` uses) refuses a missing file instead of creating an empty one. A new
+file is created with mode ``0o666`` minus the umask (SQLite alone would cap it at ``0o644``); its
+``-wal`` and ``-shm`` files follow it. A file the process may not read is a one-line error naming the
+permission.
 SQLite errors met later (a file damaged while open, a lock held past the timeout) surface as
 :class:`StudyFileError` / :class:`~ckb.studies.turns.StudyBusyError` with the file's name.
 
@@ -31,10 +35,13 @@ The storage checks what it can know on its own: the point's dimension and box an
 constraint values against the study's ``spec`` (``{"lower": [...], "upper": [...], "m": m}``), finite
 values unless a trial is told as failed, and that the study and trial exist. A rejected call changes
 nothing. What it reads back is checked the same way: a spec whose bounds or m are not numbers, and a trial
-row that does not fit it (an unknown state, a point of the wrong dimension or outside the box, a complete
-trial without a finite objective or its m finite constraint values, values on a pending or failed trial,
-an ``info`` that is not a dict) is a :class:`StudyFileError` naming the file, the study, the trial and the
-field, never a wrong value handed on.
+row that does not fit it (a number that is not a whole number >= 0, a note that is not text, times that
+are not numbers, an unknown state, a point of the wrong dimension or outside the box, a complete trial
+without a finite objective or its m finite constraint values, values on a pending or failed trial, an
+``info`` that is not a dict, JSON nested too deeply to read) is a :class:`StudyFileError` naming the
+file, the study, the trial and the field, never a wrong value handed on. A study name must be UTF-8 text
+(a name that is not, e.g. a byte from a Latin-1 command line, is a one-line error), and an unknown name's
+error lists the file's studies once, at most ten of them.
 
 Compound operations: :meth:`StudyStorage.atomic` holds the file's write lock for a block of operations
 (``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on an exception), so the operations inside join one
@@ -54,13 +61,14 @@ import math
 import numbers
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ckb._validation import did_you_mean, short_repr
+from ckb._validation import closest, short_repr
 from ckb.errors import CKBError, DataFileError, InvalidInputError
 from ckb.studies.turns import TURNS_TABLE, StudyBusyError, turn
 
@@ -150,7 +158,10 @@ def _real(v: Any) -> bool:
 
 def _short(value: Any) -> str:
     """A stored value as error messages quote it (an array as the list it was stored as)."""
-    return short_repr(value.tolist() if isinstance(value, np.ndarray) else value, 60, " ...")
+    try:
+        return short_repr(value.tolist() if isinstance(value, np.ndarray) else value, 60, " ...")
+    except RecursionError:  # a damaged value nested deeper than Python's repr goes
+        return f"<a {type(value).__name__} nested too deeply to show>"
 
 
 def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
@@ -179,6 +190,39 @@ def _box(spec: dict[str, Any]) -> tuple[list[float], list[float], int]:
     return [float(a) for a in lo], [float(b) for b in hi], int(m)
 
 
+def _not_utf8(name: Any) -> str | None:
+    """Why ``name`` (a study name) cannot be stored as the UTF-8 text SQLite keeps, or None: a name
+    read from a command line in another encoding holds surrogates (``'\\udcff'`` for the byte 0xff)."""
+    if not isinstance(name, str):
+        return None
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = name[exc.start : exc.end]
+        if all("\udc80" <= c <= "\udcff" for c in bad):  # bytes the command line could not decode
+            bad = "the byte(s) " + " ".join(f"0x{ord(c) - 0xDC00:02x}" for c in bad)
+        else:
+            bad = f"{bad!r}, a lone surrogate,"
+        return f"it is not valid UTF-8 text ({bad} at position {exc.start})"
+    return None
+
+
+#: how many study names an unknown-name error lists
+_LISTED = 10
+
+
+def _known(name: str, names: list[str]) -> str:
+    """The end of an unknown-study error: the closest names, then the file's names (each once, the first
+    :data:`_LISTED` of them, each cut short)."""
+    if not names:
+        return " (the file holds no study)."
+    hits = closest(name, names) if isinstance(name, str) else []
+    hint = f" Did you mean {' or '.join(map(_short, hits))}?" if hits else ""
+    shown = ", ".join(map(_short, names[:_LISTED]))
+    more = f" ... and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return f".{hint} Its {len(names)} stud{'y' if len(names) == 1 else 'ies'}: {shown}{more}."
+
+
 #: the files SQLite keeps beside a database FILE: FILE-wal, FILE-shm, FILE-journal (deleted or
 #: rewritten whenever FILE is opened), so no study may live under such a name
 _COMPANIONS = ("-wal", "-shm", "-journal")
@@ -204,6 +248,21 @@ def _numerics_problem(num: Any) -> str | None:
         f"info['numerics'] {_short(num)} (expected whole numbers >= 0 for {', '.join(counts)} and a list of "
         "messages)"
     )
+
+
+def _fields_problem(number: Any, note: Any, asked_at: Any, told_at: Any) -> str | None:
+    """What is wrong with the plain columns of a trial row, or None: its number (a whole number >= 0, as
+    ckb numbers trials), its note (text or nothing), its ``asked_at`` time (a finite number) and its
+    ``told_at`` time (a finite number or nothing)."""
+    if type(number) is not int or number < 0:  # 'zz' or 1.5 (stored by hand): not a trial number
+        return f"number {_short(number)} (expected a whole number >= 0)"
+    if note is not None and not isinstance(note, str):
+        return f"note {_short(note)} (expected text or nothing)"
+    if not _real(asked_at):
+        return f"asked_at {_short(asked_at)} (expected a time: a finite number of seconds)"
+    if told_at is not None and not _real(told_at):
+        return f"told_at {_short(told_at)} (expected a time: a finite number of seconds, or nothing)"
+    return None
 
 
 def _row_problem(state, x, objective, constraints, info, lower, upper, m) -> str | None:
@@ -313,9 +372,8 @@ class StudyStorage:
                 self._prepare_writer()
             elif self.read_only:
                 self._open_existing()
-                self._conn = self._connect(self._uri(), uri=True)
+                self._conn = self._open_read_only()
                 self._conn.execute("PRAGMA query_only = ON")
-                self._check_kind(_classify(self._conn), allow_empty=False)
                 self._check_integrity(self._conn)
             else:
                 if self._open_existing(create=create):
@@ -334,8 +392,44 @@ class StudyStorage:
         self._has_info = "info" in cols
 
     # ------------------------------------------------------------------------------- opening
-    def _uri(self) -> str:
-        return self.path.resolve().as_uri() + "?mode=ro"
+    def _uri(self, immutable: bool = False) -> str:
+        return self.path.resolve().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A ``mode=ro`` connection to the existing file, classified (a ckb study file, else an error).
+
+        A study in WAL mode can only be read once SQLite has made its ``-shm`` file beside it, which a
+        directory we may not write to forbids. Then, if there is no ``-wal`` file with changes in it (no
+        writer has the study open, and every change is in the file itself), the file is read as
+        ``immutable`` (without locks and without the ``-shm`` file); a ``-wal`` holding changes is a
+        one-line error saying what to do."""
+        try:
+            return self._classified(self._uri())
+        except sqlite3.OperationalError as exc:
+            cannot_init = ("SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT", "SQLITE_CANTOPEN")
+            if getattr(exc, "sqlite_errorname", "") not in cannot_init or os.access(
+                self.path.parent, os.W_OK
+            ):
+                raise
+        wal = Path(f"{self.path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StudyFileError(
+                f"cannot read {self.path}: its directory is not writable, and SQLite must create "
+                f"{self.path.name}-shm there to read the changes held in {wal.name} (a writer has the study "
+                "open, or did not close it); copy both files to a writable directory, or ask for write access "
+                "to this one; nothing was changed."
+            )
+        return self._classified(self._uri(immutable=True))
+
+    def _classified(self, uri: str) -> sqlite3.Connection:
+        """A connection to ``uri``, open only if the file is a ckb study file (:meth:`_check_kind`)."""
+        conn = self._connect(uri, uri=True)
+        try:
+            self._check_kind(_classify(conn), allow_empty=False)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _connect(self, target: str, uri: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(target, timeout=self.timeout, isolation_level=None, uri=uri)
@@ -348,6 +442,12 @@ class StudyStorage:
         if self.path.is_dir():
             raise StudyFileError(f"{str(self.path)!r} is a directory; {_EXPECTED}.")
         if self.path.exists():
+            if self.path.is_file() and not os.access(self.path, os.R_OK):  # SQLite: "unable to open"
+                mode = stat.filemode(self.path.stat().st_mode)
+                raise StudyFileError(
+                    f"cannot read {self.path}: permission denied (its mode is {mode}); ask its owner for "
+                    "read access, or run as a user who has it; nothing was changed."
+                )
             return True
         if not create:
             raise StudyFileError(f"no study file at {str(self.path)!r} ({_EXPECTED}); nothing was created.")
@@ -432,6 +532,11 @@ class StudyStorage:
             return StudyFileError(f"{self.path} is not a SQLite database ({msg}); {_EXPECTED}.")
         if "unable to open" in msg:
             return StudyFileError(f"cannot open {self.path} ({msg}); {_EXPECTED}.")
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY_DIRECTORY":
+            return StudyFileError(
+                f"cannot write {self.path} ({msg}): its directory {str(self.path.parent)!r} is not writable, "
+                f"and SQLite keeps {self.path.name}-wal and -shm files beside it; nothing was changed."
+            )
         if "readonly" in msg or "read-only" in msg:
             return StudyFileError(
                 f"cannot write {self.path} ({msg}); it was opened read-only or is not writable."
@@ -443,6 +548,10 @@ class StudyStorage:
     def _decoded(self, text: Any, what: str) -> Any:
         try:
             return loads(text)
+        except RecursionError:  # "[[[[...]]]]" thousands deep: ckb never writes that
+            raise StudyFileError(
+                f"{self.path} holds a damaged {what} (its JSON is nested too deeply to read); {_EXPECTED}."
+            ) from None
         except (ValueError, TypeError, KeyError) as exc:
             raise StudyFileError(
                 f"{self.path} holds a damaged {what} ({type(exc).__name__}: {exc}); {_EXPECTED}."
@@ -530,6 +639,11 @@ class StudyStorage:
         """Create a study (``spec``: JSON-able, with ``lower``, ``upper`` and ``m``); return its id."""
         if not isinstance(name, str) or not name:
             raise InvalidInputError(f"a study name must be a non-empty string, got {name!r}.")
+        bad = _not_utf8(name)
+        if bad is not None:
+            raise InvalidInputError(
+                f"study name {_short(name)} cannot be stored: {bad}; no study was created."
+            )
         for key in ("lower", "upper", "m"):
             if key not in spec:
                 raise InvalidInputError(f"a study spec needs {key!r}; got keys {sorted(spec)}.")
@@ -556,11 +670,16 @@ class StudyStorage:
         return [r["name"] for r in self._conn.execute("SELECT name FROM studies ORDER BY id")]
 
     def _study(self, name: str) -> sqlite3.Row:
+        bad = _not_utf8(name)
+        if bad is not None:  # sqlite3 would raise a bare UnicodeEncodeError
+            raise StudyNotFoundError(
+                f"no study named {_short(name)} in {self.path}: {bad}, and study names are UTF-8 (was the "
+                "name typed in another encoding?)."
+            )
         row = self._conn.execute("SELECT * FROM studies WHERE name = ?", (name,)).fetchone()
         if row is None:
-            names = self.study_names()
             raise StudyNotFoundError(
-                f"no study named {name!r} in {self.path} (studies: {names or 'none'}).{did_you_mean(name, names)}"
+                f"no study named {_short(name)} in {self.path}{_known(name, self.study_names())}"
             )
         return row
 
@@ -676,7 +795,11 @@ class StudyStorage:
 
     def _trial(self, r: sqlite3.Row, name: str, box: tuple[list[float], list[float], int]) -> dict[str, Any]:
         """One trial row, decoded and checked against the study's box and m (:func:`_row_problem`)."""
-        what = f"trial {r['number']} of study {name!r}"
+        number = r["number"]
+        what = f"trial {number if type(number) is int else _short(number)} of study {name!r}"
+        problem = _fields_problem(number, r["note"], r["asked_at"], r["told_at"])
+        if problem is not None:
+            raise StudyFileError(f"{self.path} holds a damaged {what}: its {problem}; {_EXPECTED}.")
         x = self._decoded(r["x"], what)
         cons = None if r["constraints"] is None else self._decoded(r["constraints"], what)
         info = r["info"] if self._has_info else None  # read-only opens of files from before the column
