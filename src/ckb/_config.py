@@ -37,9 +37,21 @@ class SeededConfig:
         d = self.to_dict()
         for key in self._hash_exclude:
             d.pop(key)
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=_exact).encode()).hexdigest()[:16]
 
     def rng(self, stream: int) -> np.random.Generator:
         return np.random.default_rng(
             np.random.SeedSequence(entropy=self.seed, spawn_key=(self.trial, stream))
         )
+
+
+def _exact(obj: Any) -> Any:
+    """How :meth:`SeededConfig.config_hash` writes what JSON does not know: a numpy array as its exact
+    values (``str`` abbreviated arrays of more than 1,000 entries and rounded to 8 digits, so two different
+    problems had one hash and a sweep reused the other's trace), a numpy scalar as the Python number (a
+    ``np.int64(3)`` seed hashed as the text "3"), anything else as its text (a kernel)."""
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return str(obj)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ckb._config import SeededConfig
 from ckb._validation import did_you_mean, one_line, short_repr
 from ckb.errors import CKBError, DataFileError, InvalidInputError
@@ -155,7 +157,25 @@ class Trial:
             "trace": self.trace.state_dict(),
         }
 
+    def _round_mismatch(self) -> str | None:
+        """Why the trace, the environment and the policy are not at the same round (a round interrupted
+        between its ask and its record: Ctrl-C or an error inside :meth:`step`), or None."""
+        counts = {"trace": self.trace.t, "environment": self.env.t, "policy": self.policy.t}
+        if len(set(counts.values())) > 1:
+            return ", ".join(f"the {k} at round {v}" for k, v in counts.items())
+        return None
+
     def save_checkpoint(self, path: str | Path) -> None:
+        """Save the trial's state at ``path`` (:meth:`resume` continues it bit for bit). A trial whose last
+        round was interrupted (its trace, environment and policy at different rounds) is refused: resumed,
+        it would not continue the run it came from."""
+        why = self._round_mismatch()
+        if why is not None:
+            raise InvalidInputError(
+                f"cannot checkpoint trial {self.config.trial} of {self.config.algorithm!r}: a round was "
+                f"interrupted ({why}); nothing was saved. Save checkpoints between rounds (after run() or "
+                "step() returns), or start the trial again."
+            )
         save_state(path, self.state_dict())
 
     @classmethod
@@ -196,7 +216,33 @@ class Trial:
                 f"checkpoint {str(path)!r}: the trace has {trace.t} round(s) of horizon {trace.horizon}, "
                 f"but the config's horizon is {config.horizon}."
             )
+        _check_trace(path, trace, trial.trace)
         part("'policy'", lambda: trial.policy.load_state_dict(state["policy"]))
         part("'env'", lambda: trial.env.load_state_dict(state["env"]))
         trial.trace = trace
+        why = trial._round_mismatch()
+        if why is not None:
+            raise InvalidInputError(f"checkpoint {str(path)!r} is inconsistent: {why}.")
         return trial
+
+
+def _check_trace(path: Path, trace: Trace, fresh: Trace) -> None:
+    """The checkpoint's trace must be the configuration's (its ``config_hash``, and the settings the
+    rebuilt problem gives: ``d``, ``m``, sense, optimum) and hold finite values; else a one-line error."""
+    where = f"checkpoint {str(path)!r}"
+    if trace.meta.get("config_hash") != fresh.meta["config_hash"]:
+        raise InvalidInputError(
+            f"{where}: its trace records configuration {trace.meta.get('config_hash')!r}, not the checkpoint's "
+            f"config ({fresh.meta['config_hash']}): the parts come from different runs."
+        )
+    for key in ("d", "m", "sign", "utility_star", "utility_star_plus"):
+        mine, theirs = getattr(trace, key), getattr(fresh, key)
+        if mine != theirs and not (
+            mine is not None and theirs is not None and np.isnan(mine) and np.isnan(theirs)
+        ):
+            raise InvalidInputError(
+                f"{where}: its trace has {key} = {mine!r}, but the config's problem gives {theirs!r}."
+            )
+    for key in ("x", "f", "g", "y", "c"):
+        if not np.all(np.isfinite(getattr(trace, key))):
+            raise InvalidInputError(f"{where}: its trace's {key} holds non-finite values.")
