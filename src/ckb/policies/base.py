@@ -255,7 +255,16 @@ class Policy(ABC):
     ) -> int | np.ndarray:
         """The argmax of ``scores`` (at ``candidates``, the search set of :meth:`_search_set`): exact with
         random tie-breaking on a domain with candidates; on a continuous box, L-BFGS-B on ``score_at``
-        from the best ``n_restarts`` candidates (:func:`ckb.exploration.refine_from_candidates`)."""
+        from the best ``n_restarts`` candidates (:func:`ckb.exploration.refine_from_candidates`). Scores
+        of another shape than one per candidate are refused in one line (an ``(n, m)`` score's flat argmax
+        played arms that did not exist or were not meant)."""
+        scores = np.asarray(scores)
+        if scores.shape != (len(candidates),):
+            raise InvalidInputError(
+                f"policy {self._who!r}: its scores have shape {scores.shape}, expected ({len(candidates)},), one "
+                "per candidate point (a rule's score returns one value per point: e.g. sum over the m "
+                "constraints)."
+            )
         dom = self.info.domain
         if dom.candidates is not None:
             return argmax_random_tie(scores, self.rng)
