@@ -93,3 +93,51 @@ def test_a_numpy_integer_hashes_as_the_python_integer():
     a = TrialConfig(algorithm="a", policy="igp-ucb", problem="p", horizon=5, seed=3)
     b = TrialConfig(algorithm="a", policy="igp-ucb", problem="p", horizon=5, seed=np.int64(3))
     assert a.config_hash() == b.config_hash()
+
+
+def test_a_kernel_object_in_the_policy_params_is_checkpointed_as_its_table(tmp_path):
+    from ckb.kernels import SquaredExponential
+
+    params = {"R": 0.1, "kernel": SquaredExponential(lengthscale=0.2)}
+    cfg = TrialConfig(**{**CFG.to_dict(), "policy_params": params})
+    table = TrialConfig(
+        **{
+            **CFG.to_dict(),
+            "policy_params": {"R": 0.1, "kernel": {"type": "se", "lengthscale": 0.2, "variance": 1.0}},
+        }
+    )
+    assert cfg.config_hash() == table.config_hash()  # the same kernel, the same configuration
+    trial = Trial(cfg)
+    trial.run(until=5)
+    trial.save_checkpoint(tmp_path / "k.npz")
+    np.testing.assert_array_equal(Trial.resume(tmp_path / "k.npz").run().x, Trial(cfg).run().x)
+
+
+def test_a_kernel_without_a_table_cannot_be_checkpointed_and_says_so(tmp_path, monkeypatch):
+    """A kernel its table does not rebuild (a precomputed matrix) stays an object: saving it was a
+    TypeError traceback 11 frames deep."""
+    from ckb.kernels import SquaredExponential
+    from ckb.runner import trial as trial_module
+
+    monkeypatch.setattr(trial_module, "_as_table", lambda kernel: None)  # as for a PrecomputedKernel
+    cfg = TrialConfig(**{**CFG.to_dict(), "policy_params": {"R": 0.1, "kernel": SquaredExponential(0.2)}})
+    trial = Trial(cfg)
+    trial.run(until=3)
+    with pytest.raises(
+        InvalidInputError, match=r"cannot checkpoint trial 0 of 'a': .*give kernels as tables"
+    ):
+        trial.save_checkpoint(tmp_path / "p.npz")
+    assert not (tmp_path / "p.npz").exists()
+
+
+def test_only_a_kernel_its_table_rebuilds_becomes_a_table():
+    from ckb.kernels import Matern, PrecomputedKernel
+    from ckb.runner.trial import _as_table
+
+    assert _as_table(Matern(0.3, nu=1.5)) == {
+        "type": "matern",
+        "lengthscale": 0.3,
+        "variance": 1.0,
+        "nu": 1.5,
+    }
+    assert _as_table(PrecomputedKernel(np.eye(3))) is None

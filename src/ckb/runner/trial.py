@@ -68,6 +68,8 @@ class TrialConfig(SeededConfig):
                     f'TrialConfig.policy_params[{key!r}] must be a table such as {{type = "se", '
                     f"lengthscale = 0.2}} or a ckb.kernels.Kernel, got {short_repr(kernel, 60)}."
                 )
+            if isinstance(kernel, Kernel) and _as_table(kernel) is not None:  # saved and hashed as its table
+                object.__setattr__(self, "policy_params", {**self.policy_params, key: _as_table(kernel)})
         if self.environment in ENVIRONMENTS:  # an unknown name is an UnknownNameError from Trial
             from ckb.policies import init_parameters
 
@@ -176,7 +178,13 @@ class Trial:
                 f"interrupted ({why}); nothing was saved. Save checkpoints between rounds (after run() or "
                 "step() returns), or start the trial again."
             )
-        save_state(path, self.state_dict())
+        try:
+            save_state(path, self.state_dict())
+        except TypeError as exc:  # an object the file cannot hold (a PrecomputedKernel in policy_params)
+            raise InvalidInputError(
+                f"cannot checkpoint trial {self.config.trial} of {self.config.algorithm!r}: {one_line(exc)} "
+                "(give kernels as tables such as {type = 'se', lengthscale = 0.2}); nothing was saved."
+            ) from None
 
     @classmethod
     def resume(cls, path: str | Path) -> Trial:
@@ -246,3 +254,15 @@ def _check_trace(path: Path, trace: Trace, fresh: Trace) -> None:
     for key in ("x", "f", "g", "y", "c"):
         if not np.all(np.isfinite(getattr(trace, key))):
             raise InvalidInputError(f"{where}: its trace's {key} holds non-finite values.")
+
+
+def _as_table(kernel: Kernel) -> dict[str, Any] | None:
+    """``kernel``'s table (``to_dict``) when :func:`ckb.kernels.make_kernel` rebuilds the same kernel from
+    it (the stationary kernels), else None (a precomputed matrix is not in its table)."""
+    from ckb.kernels import make_kernel
+
+    table = kernel.to_dict()
+    try:
+        return table if make_kernel(table).to_dict() == table else None
+    except CKBError:
+        return None
