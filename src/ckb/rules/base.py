@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_bool, check_finite_array, check_scalar, did_you_mean
+from ckb._validation import check_bool, check_finite_array, check_scalar, did_you_mean, short_repr
 from ckb.errors import InvalidInputError
 from ckb.exploration.beta import make_beta
 
@@ -134,6 +134,23 @@ class Rule:
     #: whether the rule needs the horizon T (e.g. for V = G sqrt(T) / rho or the epochs L = T / S)
     needs_horizon: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A rule's declarations are checked when its class is defined: every ``constants`` entry is a
+        checker (``NONNEGATIVE``, ``Real(...)``; a raw value belongs in ``defaults``, and gave an
+        AttributeError at the first construction), and ``state_keys`` names attributes."""
+        super().__init_subclass__(**kwargs)
+        for name, checker in cls.constants.items():
+            if not callable(getattr(checker, "check", None)):
+                raise TypeError(
+                    f"rule {cls.__name__}: constants[{name!r}] must be a checker such as NONNEGATIVE or "
+                    f"Real(low=0.0) (its value goes in defaults), got {short_repr(checker, 40)}."
+                )
+        keys = cls.state_keys
+        if not isinstance(keys, tuple) or not all(isinstance(k, str) for k in keys):
+            raise TypeError(
+                f"rule {cls.__name__}: state_keys must be a tuple of attribute names, got {keys!r}."
+            )
+
     def __init__(self, m: int, horizon: int | None = None, **params: Any) -> None:
         self.m = check_scalar(m, "m (number of constraints)", low=1, integer=True)
         self.horizon = None if horizon is None else check_scalar(horizon, "horizon (T)", low=1, integer=True)
@@ -150,6 +167,17 @@ class Rule:
             setattr(self, name, checker.check(name, values[name], self.m))
         self.t = 0
         self.setup()
+        self.check_rule()
+
+    def check_rule(self) -> None:
+        """After :meth:`setup`: every ``state_keys`` entry is set (a name setup() does not set was an
+        AttributeError at the first checkpoint, after the rounds had run); a subclass adds its checks."""
+        missing = [k for k in self.state_keys if not hasattr(self, k)]
+        if missing:
+            raise InvalidInputError(
+                f"rule {type(self).__name__}: state_keys lists {missing[0]!r}, which setup() does not set; set "
+                "the initial state of each state key in setup()."
+            )
 
     def setup(self) -> None:
         """Derived constants and the initial state (after the constants are checked)."""

@@ -65,6 +65,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ckb.errors import InvalidInputError
 from ckb.rules.base import NONNEGATIVE, Real, Rule, Width, like, named, positive_part, where
 from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst, above_floor
 from ckb.rules.primal_dual import _width
@@ -99,6 +100,16 @@ class OptimisticRule(FeasibilityFirst, Rule):
         "feasibility_first": False,
         "first_quantile": 0.5,
     }
+
+    def check_rule(self) -> None:
+        """Also: the rule defines ``score(ucb_f, lcb_g)`` (a rule without one failed at its first ask with
+        an AttributeError naming no rule)."""
+        super().check_rule()
+        if not callable(getattr(self, "score", None)):
+            raise InvalidInputError(
+                f"rule {type(self).__name__} defines no score(ucb_f, lcb_g): the value of each point from the "
+                "UCB of f (n,) and the LCBs of the constraints (n, m), one value per point."
+            )
 
     def setup(self) -> None:
         # ln(2/p) in the widths = TheoryBeta's ln(1/alpha) with alpha = p/2
