@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_bool, short_repr
+from ckb._validation import check_bool, one_line, short_repr
 from ckb.contract.domain import Domain
 from ckb.contract.problem_info import ProblemInfo
-from ckb.errors import InvalidInputError
+from ckb.errors import CKBError, InvalidInputError
 from ckb.kernels.base import Kernel
 from ckb.problems.noise import ObservationModel
 
@@ -111,12 +111,15 @@ class Problem:
                 raise InvalidInputError("a table of constraint values needs a finite domain or a grid.")
             g = _numeric(constraints, f"problem {name!r}: constraint values")
             g = g[:, None] if g.ndim == 1 else g
-            self.g_values = _table(g, (domain.n, g.shape[1] if g.ndim == 2 else -1), "constraint values")
+            self.g_values = _table(g, (domain.n, -1), "constraint values")
             self.m = self.g_values.shape[1]
         else:
             self._g_fn = constraints
             at = domain.candidates[:1] if domain.is_finite else domain.lower[None, :]
-            probe = _numeric(constraints(at), f"problem {name!r}: constraints(x) at x = {at[0].tolist()}")
+            probe = _numeric(
+                _called(constraints, at, name, "constraints"),
+                f"problem {name!r}: constraints(x) at x = {at[0].tolist()}",
+            )
             probe = probe[:, None] if probe.ndim == 1 else probe
             if probe.ndim != 2 or probe.shape[0] != 1:
                 raise InvalidInputError(
@@ -124,11 +127,15 @@ class Problem:
                     f"{probe.shape} for one point x = {at[0].tolist()}."
                 )
             self.m = probe.shape[1]
+        if self._f_fn is not None and not domain.is_finite:  # what the environment will call, once now
+            _called(self._f_fn, domain.lower[None, :], name, "objective")
         if domain.is_finite:  # tabulate once: the environment then looks values up in O(1)
             if self.f_values is None:
-                self.f_values = _table(self._f_fn(domain.candidates), (domain.n,), "objective(candidates)")
+                f = _called(self._f_fn, domain.candidates, name, "objective")
+                self.f_values = _table(f, (domain.n,), "objective(candidates)")
             if self.g_values is None:
-                g = _numeric(self._g_fn(domain.candidates), f"problem {name!r}: constraints(candidates)")
+                g = _called(self._g_fn, domain.candidates, name, "constraints")
+                g = _numeric(g, f"problem {name!r}: constraints(candidates)")
                 self.g_values = _table(
                     g[:, None] if g.ndim == 1 else g, (domain.n, self.m), "constraints(candidates)"
                 )
@@ -272,12 +279,29 @@ def _numeric(values: Any, what: str) -> np.ndarray:
         raise InvalidInputError(f"{what} must be real numbers, got {short_repr(values, 60)}.") from None
 
 
+def _called(fn, X: np.ndarray, name: str, what: str) -> Any:
+    """``fn(X)`` for the problem's ``what`` function; an error it raises (not ckb's) is one line saying
+    that the functions take k points at once (a function written for one point, ``x[1]`` on a (k, d)
+    array, raised an IndexError from the user's code)."""
+    try:
+        return fn(X)
+    except CKBError:
+        raise
+    except Exception as exc:
+        raise InvalidInputError(
+            f"problem {name!r}: {what}(X) raised {type(exc).__name__}: {one_line(exc)} for X of shape "
+            f"{X.shape}; a problem's functions take an array of k points, shape (k, d), and return k values "
+            f"(the constraints: shape (k, m)): e.g. lambda X: X[:, 0] - X[:, 1]."
+        ) from None
+
+
 def _table(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     arr = _numeric(values, name)
     if arr.shape != shape and not (
         len(shape) == 2 and shape[1] == -1 and arr.ndim == 2 and arr.shape[0] == shape[0]
     ):
-        raise InvalidInputError(f"{name} must have shape {shape}, got {arr.shape}.")
+        want = f"({shape[0]}, m), one row per candidate" if shape[1:] == (-1,) else str(shape)
+        raise InvalidInputError(f"{name} must have shape {want}, got {arr.shape}.")
     if not np.all(np.isfinite(arr)):
         raise InvalidInputError(
             f"{name} contain non-finite entries (first at {np.argwhere(~np.isfinite(arr))[0].tolist()})."
