@@ -140,10 +140,21 @@ class _EpochPenalty(RuleAdapter, Policy):
         }
 
     def _load(self, state: dict[str, Any]) -> None:
+        ys, cs = np.asarray(state["ys"], dtype=float), np.asarray(state["cs"], dtype=float)
+        cs = cs.reshape(0, self.info.m) if cs.size == 0 else cs  # [] read back from JSON
+        if ys.ndim != 1 or cs.shape != (ys.size, self.info.m):
+            raise InvalidInputError(
+                f"policy {self._who!r}: the state's ys {ys.shape} and cs {cs.shape} must be (n,) and "
+                f"(n, m = {self.info.m}); nothing was loaded."
+            )
         self.gp.load_state_dict(state["gp"])
+        if self.data == "relabel" and ys.size != self.gp.t:
+            raise InvalidInputError(
+                f"policy {self._who!r}: the state's ys hold {ys.size} values for {self.gp.t} in its GP; nothing "
+                "was loaded."
+            )
         self.rule.load_state_dict(state["rule"])
-        self._ys = np.asarray(state["ys"], dtype=float).copy()
-        self._cs = np.asarray(state["cs"], dtype=float).reshape(-1, self.info.m).copy()
+        self._ys, self._cs = ys.copy(), cs.copy()
 
 
 @POLICIES.register("penalty-noiseless", aliases=("shi-alg2",))

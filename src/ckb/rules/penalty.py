@@ -179,6 +179,17 @@ class EpochPenaltyRule(FeasibilityFirst, Rule):
         self.width = float(state.get("width", float("nan")))
         super().load_state_dict(state)
         self.asked = [float(v) for v in np.asarray(state["asked"], dtype=float).reshape(-1)]
+        from ckb.errors import InvalidInputError
+
+        problem = None
+        if len(self.asked) != self.m + 1:
+            problem = f"asked has {len(self.asked)} values, expected the epoch and m = {self.m} multipliers"
+        elif not (1 <= self.epoch <= self.L and 0 <= self.in_epoch <= self.S):
+            problem = f"epoch {self.epoch} (of L = {self.L}) and in_epoch {self.in_epoch} (of S = {self.S})"
+        elif np.any(self.kappa < 0):
+            problem = f"a negative multiplier kappa = {self.kappa.tolist()}"
+        if problem is not None:
+            raise InvalidInputError(f"{type(self).__name__} state: {problem}.")
 
 
 class PenaltyNoiselessRule(EpochPenaltyRule):
