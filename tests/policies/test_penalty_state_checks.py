@@ -52,3 +52,21 @@ def test_a_json_round_trip_of_a_fresh_state_still_loads():
     trial.policy.load_state_dict(state)
     trial.run(until=3)
     assert np.isfinite(trial.trace.f).all()
+
+
+@pytest.mark.parametrize("policy, key", [("ckb-ucb", "phi"), ("rpol-ucb", "Q")])
+def test_a_negative_dual_or_queue_is_refused(policy, key):
+    cfg = TrialConfig(
+        algorithm="a",
+        policy=policy,
+        horizon=30,
+        problem="rkhs-synthetic",
+        policy_params={"R": 0.1} if policy == "ckb-ucb" else {},
+        problem_params={"n_grid": 30, "constraint": "neg-f-plus-h"},
+    )
+    trial = Trial(cfg)
+    trial.run(until=5)
+    state = json.loads(json.dumps(trial.policy.state_dict(), default=_json_default))
+    state["rule"][key] = [-5.0]
+    with pytest.raises(InvalidInputError, match=rf"{key} = \[-5.0\] must be finite and >= 0"):
+        trial.policy.load_state_dict(state)

@@ -131,6 +131,9 @@ class Rule:
     constants: ClassVar[dict[str, Any]] = {}
     defaults: ClassVar[dict[str, Any]] = {}
     state_keys: ClassVar[tuple[str, ...]] = ()
+    #: state keys whose values are never negative (duals, virtual queues): a loaded state with a negative
+    #: one is refused
+    nonnegative_state: ClassVar[tuple[str, ...]] = ()
     #: whether the rule needs the horizon T (e.g. for V = G sqrt(T) / rho or the epochs L = T / S)
     needs_horizon: ClassVar[bool] = False
 
@@ -207,6 +210,12 @@ class Rule:
                 setattr(self, key, float(v))
             else:
                 setattr(self, key, v)
+        for key in self.nonnegative_state:
+            value = np.asarray(getattr(self, key), dtype=float)
+            if np.any(value < 0) or not np.all(np.isfinite(value)):
+                raise InvalidInputError(
+                    f"{type(self).__name__} state: {key} = {value.tolist()} must be finite and >= 0."
+                )
         self.after_load()
 
     def after_load(self) -> None:

@@ -142,6 +142,7 @@ class RPOLRule(OptimisticRule):
     constants: ClassVar[dict[str, Any]] = {**OptimisticRule.constants, "Q1": NONNEGATIVE}
     defaults: ClassVar[dict[str, Any]] = {**OptimisticRule.defaults, "Q1": 1.0}
     state_keys = ("Q", "Q_asked")
+    nonnegative_state = ("Q", "Q_asked")
 
     def setup(self) -> None:
         super().setup()

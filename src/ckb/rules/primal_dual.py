@@ -109,6 +109,7 @@ class PrimalDualRule(FeasibilityFirst, Rule):
         "first_quantile": 0.5,
     }
     state_keys = ("phi", "epoch_start", "epoch_len", "last")
+    nonnegative_state = ("phi",)
 
     def setup(self) -> None:
         m = self.m
