@@ -108,3 +108,23 @@ def test_the_cli_reports_a_bad_user_problem_in_one_line(tmp_path):
     res = CliRunner().invoke(app, ["experiment", str(spec), "--out", str(tmp_path / "out")])
     assert res.exit_code != 0
     assert "Traceback" not in res.output and "n_grid must be >= 2, got 1" in res.output
+
+
+def test_a_problem_without_a_feasible_candidate_is_blamed_on_the_problem_table():
+    """It was reported against [algorithms.ucb], the first place that asked for the optimum."""
+
+    def infeasible(rng):
+        x = np.linspace(0.0, 1.0, 10)
+        return Problem(
+            "infeasible", FiniteDomain(x[:, None]), x, (1.0 + x)[:, None], GaussianNoise(0.05, 0.05),
+            kernel=SquaredExponential(lengthscale=0.1), hints={"B": 1.0},
+        )  # fmt: skip
+
+    PROBLEMS.add("uperr-infeasible", infeasible)
+    try:
+        with pytest.raises(
+            SpecError, match=r"field 'problem' in my.toml: problem 'infeasible' has no feasible candidate"
+        ):
+            _spec({"name": "uperr-infeasible"}).validate()
+    finally:
+        PROBLEMS._items.pop("uperr-infeasible", None)

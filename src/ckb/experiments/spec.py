@@ -194,6 +194,7 @@ class ExperimentSpec(SpecBase):
         # each part built on its own, so an error blames the table it comes from
         with _blamed(f"field 'problem'{where}", f"problem {self.problem!r} could not be built: "):
             problem = make_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
+            problem.utility_star  # noqa: B018 - what every trial's regret needs (no feasible candidate: the problem's fault)
         try:
             env_cls(problem, cfg.rng(1), **self.environment_params)
         except (CKBError, TypeError, ValueError) as exc:
