@@ -42,3 +42,24 @@ def test_a_transposed_constraint_table_is_told_the_shape_it_needs():
         InvalidInputError, match=r"must have shape \(20, m\), one row per candidate, got \(2, 20\)"
     ):
         Problem("p", FiniteDomain(x[:, None]), x, g, GaussianNoise(0.05, 0.05), kernel=KERNEL)
+
+
+def test_a_kernel_table_is_built_and_a_kernel_name_is_refused_naming_the_problem():
+    x = np.linspace(0, 1, 5)
+    table = Problem(
+        "p",
+        FiniteDomain(x[:, None]),
+        x,
+        None,
+        GaussianNoise(0.05, 0.05),
+        kernel={"type": "se", "lengthscale": 0.2},
+    )
+    assert table.kernel.to_dict() == {"type": "se", "lengthscale": 0.2, "variance": 1.0}
+    with pytest.raises(
+        InvalidInputError, match=r"problem 'p': kernel must be a ckb.kernels.Kernel or a table"
+    ):
+        Problem("p", FiniteDomain(x[:, None]), x, None, GaussianNoise(0.05, 0.05), kernel="se")
+    with pytest.raises(
+        InvalidInputError, match=r"problem 'p': kernel \{'type': 'sq'\}: kernel.type must be one of"
+    ):
+        Problem("p", FiniteDomain(x[:, None]), x, None, GaussianNoise(0.05, 0.05), kernel={"type": "sq"})

@@ -18,7 +18,7 @@ constraint samples), deliver observations late (delays), or switch functions bet
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -89,7 +89,7 @@ class Problem:
         self.name = name
         self.domain = domain
         self.noise = noise
-        self.kernel = kernel
+        self.kernel = _checked_kernel(kernel, name)
         self.minimize = check_bool(minimize, "minimize")
         self.sign = -1.0 if self.minimize else 1.0
         self.hints = dict(hints or {})
@@ -277,6 +277,25 @@ def _numeric(values: Any, what: str) -> np.ndarray:
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise InvalidInputError(f"{what} must be real numbers, got {short_repr(values, 60)}.") from None
+
+
+def _checked_kernel(kernel: Any, name: str) -> Kernel | None:
+    """The problem's kernel: None, a :class:`~ckb.kernels.Kernel`, or a table such as ``{"type": "se",
+    "lengthscale": 0.2}`` (as policies take; built here); anything else is one line naming the problem
+    (it was taken, and a policy later said "kernel must be a ckb.kernels.Kernel", naming no problem)."""
+    if kernel is None or isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, Mapping):
+        from ckb.kernels import make_kernel
+
+        try:
+            return make_kernel(kernel)
+        except CKBError as exc:
+            raise InvalidInputError(f"problem {name!r}: kernel {short_repr(kernel, 60)}: {exc}") from None
+    raise InvalidInputError(
+        f"problem {name!r}: kernel must be a ckb.kernels.Kernel or a table such as {{'type': 'se', "
+        f"'lengthscale': 0.2}}, got {short_repr(kernel, 60)} ({type(kernel).__name__})."
+    )
 
 
 def _called(fn, X: np.ndarray, name: str, what: str) -> Any:
