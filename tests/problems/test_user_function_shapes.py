@@ -63,3 +63,12 @@ def test_a_kernel_table_is_built_and_a_kernel_name_is_refused_naming_the_problem
         InvalidInputError, match=r"problem 'p': kernel \{'type': 'sq'\}: kernel.type must be one of"
     ):
         Problem("p", FiniteDomain(x[:, None]), x, None, GaussianNoise(0.05, 0.05), kernel={"type": "sq"})
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), "one", True])
+def test_a_bound_hint_that_is_not_a_number_at_least_zero_is_named(bad):
+    x = np.linspace(0, 1, 5)
+    with pytest.raises(InvalidInputError, match=r"problem 'p': hints\['B'\] must be a finite number >= 0"):
+        Problem(
+            "p", FiniteDomain(x[:, None]), x, None, GaussianNoise(0.05, 0.05), kernel=KERNEL, hints={"B": bad}
+        )

@@ -18,6 +18,8 @@ constraint samples), deliver observations late (delays), or switch functions bet
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -92,7 +94,7 @@ class Problem:
         self.kernel = _checked_kernel(kernel, name)
         self.minimize = check_bool(minimize, "minimize")
         self.sign = -1.0 if self.minimize else 1.0
-        self.hints = dict(hints or {})
+        self.hints = _checked_hints(hints, name)
         self.metadata = dict(metadata or {})
         self._f_fn, self._g_fn = None, None
         self.f_values = self.g_values = None  # tables over the candidates, when there are any
@@ -277,6 +279,32 @@ def _numeric(values: Any, what: str) -> np.ndarray:
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise InvalidInputError(f"{what} must be real numbers, got {short_repr(values, 60)}.") from None
+
+
+#: the hints policies read as bounds (B on |f|, G on |g|, R the noise level): finite numbers >= 0
+_BOUND_HINTS = ("B", "G", "R")
+
+
+def _checked_hints(hints: Any, name: str) -> dict[str, Any]:
+    """The problem's public hints as a dict; the bounds :data:`_BOUND_HINTS` must be finite numbers >= 0
+    (a hint of -1, NaN or "one" reached a policy, which named its own constant or ran on with it)."""
+    if hints is None:
+        return {}
+    if not isinstance(hints, Mapping):
+        raise InvalidInputError(
+            f"problem {name!r}: hints must be a dict of name -> value, got {short_repr(hints, 60)}."
+        )
+    for key in _BOUND_HINTS:
+        if key not in hints:
+            continue
+        v = hints[key]
+        ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        if not ok:
+            raise InvalidInputError(
+                f"problem {name!r}: hints[{key!r}] must be a finite number >= 0 (a bound policies read), got "
+                f"{short_repr(v, 40)}."
+            )
+    return dict(hints)
 
 
 def _checked_kernel(kernel: Any, name: str) -> Kernel | None:
