@@ -148,3 +148,14 @@ def test_a_finite_norm_is_never_reported_as_inf():
     rows = euclidean_norm(np.array([[3.0, 4.0], [1e200, 1e200], [0.0, 0.0]]), axis=1)
     assert rows[0] == 5.0 and rows[2] == 0.0 and rows[1] == pytest.approx(math.sqrt(2) * 1e200, rel=1e-15)
     assert euclidean_norm([math.inf, 1.0]) == math.inf  # an infinite value stays infinite
+
+
+def test_the_curves_end_at_the_exact_soft_violation():
+    """violation_curves' running float sum ended at 0.0 where soft_violation's exact sum gave 5.55e-17
+    (0.1 ten times, then -1), and at 0.0 for 1e300, 3, -1e300 where the sum is 3: the two public functions
+    disagreed on the same data."""
+    from ckb.violation import soft_violation, violation_curves
+
+    for g in ([[0.1]] * 10 + [[-1.0]], [[1e300], [3.0], [-1e300]], [[0.2, -0.1], [-0.3, 0.4], [0.1, -0.3]]):
+        curves = violation_curves(g)
+        assert curves["violation"][-1] == soft_violation(g)

@@ -119,12 +119,15 @@ def instant_violation(g) -> np.ndarray:
 def violation_curves(g, scale: Sequence[float] | None = None) -> dict[str, np.ndarray]:
     """The three quantities after each evaluation, each of shape (t,): ``violation``,
     ``positive_violation``, ``violating`` (as floats), and for ``m > 0`` ``constraint_sum``
-    (:math:`\\max_j \\sum_s g_j/s_j`, signed)."""
+    (:math:`\\max_j \\sum_s g_j/s_j`, signed). The running sums are float sums, but the last one is
+    exact (:func:`math.fsum`), so the final ``violation`` is :func:`soft_violation`'s."""
     g, s = _values(g, scale)
     if g.shape[1] == 0:
         zero = np.zeros(g.shape[0])
         return {VIOLATION: zero, POSITIVE_VIOLATION: zero, VIOLATING: zero}
     csum = np.cumsum(g, axis=0)
+    if len(csum):  # the final sums exact, as soft_violation's: a running sum of 0.1 ten times and -1
+        csum[-1] = [math.fsum(col) for col in g.T]  # gave 5.55e-17 > 0 where the sum is 0
     cpos = np.cumsum(np.maximum(g, 0.0), axis=0)
     if s is not None:
         csum, cpos = csum / s, cpos / s
