@@ -76,18 +76,7 @@ class Problem:
         hints: dict[str, float] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        if not isinstance(name, str) or not name:
-            raise InvalidInputError(f"a problem's name must be a non-empty string, got {name!r}.")
-        if not isinstance(domain, Domain):
-            raise InvalidInputError(
-                f"problem {name!r}: domain must be a ckb.problems.FiniteDomain or BoxDomain, got "
-                f"{type(domain).__name__} ({short_repr(domain, 60)})."
-            )
-        if not (callable(getattr(noise, "sample", None)) and callable(getattr(noise, "to_dict", None))):
-            raise InvalidInputError(
-                f"problem {name!r}: noise must be a ckb.problems.ObservationModel (e.g. GaussianNoise(0.1, "
-                f"0.1)), got {short_repr(noise, 60)} ({type(noise).__name__})."
-            )
+        _check_parts(name, domain, noise)
         self.name = name
         self.domain = domain
         self.noise = noise
@@ -279,6 +268,22 @@ def _numeric(values: Any, what: str) -> np.ndarray:
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise InvalidInputError(f"{what} must be real numbers, got {short_repr(values, 60)}.") from None
+
+
+def _check_parts(name: Any, domain: Any, noise: Any) -> None:
+    """A problem's name (non-empty text), domain and observation model, else one line naming them."""
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError(f"a problem's name must be a non-empty string, got {name!r}.")
+    if not isinstance(domain, Domain):
+        raise InvalidInputError(
+            f"problem {name!r}: domain must be a ckb.problems.FiniteDomain or BoxDomain, got "
+            f"{type(domain).__name__} ({short_repr(domain, 60)})."
+        )
+    if not (callable(getattr(noise, "sample", None)) and callable(getattr(noise, "to_dict", None))):
+        raise InvalidInputError(
+            f"problem {name!r}: noise must be a ckb.problems.ObservationModel (e.g. GaussianNoise(0.1, "
+            f"0.1)), got {short_repr(noise, 60)} ({type(noise).__name__})."
+        )
 
 
 #: the hints policies read as bounds (B on |f|, G on |g|, R the noise level): finite numbers >= 0
