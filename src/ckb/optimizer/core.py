@@ -471,6 +471,7 @@ class Optimizer:
         try:
             self._resume_constants()
             self._load_latest()
+            self.study.trials()  # every trial read and checked now: a damaged one is said here, not at ask
         except BaseException:
             self.study.close()
             raise
