@@ -1045,6 +1045,11 @@ def regime_tables(summary: dict[str, Any]) -> str:
     return "\n".join(best + online + budget)
 
 
+def plot_name(problem: str) -> str:
+    """The file :func:`plot_curves` draws ``problem``'s curves in (under its ``out`` folder)."""
+    return f"best-feasible-{problem}.png"
+
+
 def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
     """Per problem: median best feasible value (IQR band) and median gap (log scale) against evaluations."""
     import matplotlib
@@ -1080,7 +1085,7 @@ def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
         ax1.legend(fontsize=7)
         fig.suptitle(f"{p}: {facts['source']}")
         fig.tight_layout()
-        path = out / f"best-feasible-{p}.png"
+        path = out / plot_name(p)
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)

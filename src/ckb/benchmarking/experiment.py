@@ -177,7 +177,9 @@ class BenchmarkKind(Kind):
         write_outputs(out, summary)
 
     def outputs(self, spec):
-        return ["summary.json", "table.md", *(f"plots/best-feasible-{p}.png" for p in spec.problems)]
+        from ckb.benchmarking.constrained import plot_name
+
+        return ["summary.json", "table.md", *(f"plots/{plot_name(p)}" for p in spec.problems)]
 
     def plot(self, out, spec, summary, records):
         from ckb.benchmarking.constrained import plot_curves

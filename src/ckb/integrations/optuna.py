@@ -267,17 +267,14 @@ def _never_twice_on_grid(maximize, opts, space: _Space, rng, taken: np.ndarray):
 
     taken = space.snap(taken) if len(taken) else np.zeros((0, space.d))
 
-    def fresh(x: np.ndarray) -> bool:
-        return not Maximizer._taken(space.snap(x)[0], taken)
-
     def maximize_fresh(fn):
         x, v = maximize(fn)
-        if fresh(x):
+        if not Maximizer._taken(space.snap(x)[0], taken):
             return x, v
         grid = np.unique(
             space.snap(_sobol_unit(space.d, 4 * opts.raw_samples, int(rng.integers(2**31)))), axis=0
         )
-        grid = np.array([g for g in grid if fresh(g)]).reshape(-1, space.d)
+        grid = np.array([g for g in grid if not Maximizer._taken(g, taken)]).reshape(-1, space.d)
         if not len(grid):
             return x, v
         return Maximizer(space.d, rng, candidates=grid)(fn)
@@ -877,7 +874,8 @@ class CKBSampler(BaseSampler):
                 for name, dist in zip(space.names, space.dists)
             }
             seen, kept = [space.snap(space.to_unit(first))[0]], 0
-            for u, v in zip(U, space.snap(U)):
+            for u in U:  # snapped one by one: the walk usually ends long before U does
+                v = space.snap(u)[0]
                 if not any(np.array_equal(v, w) for w in seen):
                     seen.append(v)
                     kept += 1

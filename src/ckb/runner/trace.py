@@ -139,17 +139,24 @@ class Trace(SavedState):
 
     @classmethod
     def check_finished(cls, s: dict[str, Any]) -> None:
-        """Raise ``ValueError`` (saying what is wrong) unless ``s`` is the state of a finished trace: every
-        setting and recorded array there, ``t`` equal to the horizon, each array ``t`` rounds long (``x``
-        ``(t, d)``, ``g`` and ``c`` ``(t, m)``) and the true and observed values finite. A sweep reuses
-        only such a trace (:class:`ckb.runner.sweep.TraceStore`)."""
+        """Raise ``ValueError`` (saying what is wrong) unless ``s`` is the state of a finished trace: a
+        consistent record (:meth:`check_recorded`) of all its rounds, ``t`` equal to the horizon. A sweep
+        reuses only such a trace (:class:`ckb.runner.sweep.TraceStore`)."""
+        cls.check_recorded(s)
+        t, horizon = int(np.asarray(s["t"])), int(np.asarray(s["horizon"]))
+        if t != horizon:
+            raise ValueError(f"it records {t} of its {horizon} rounds")
+
+    @classmethod
+    def check_recorded(cls, s: dict[str, Any]) -> None:
+        """Raise ``ValueError`` (saying what is wrong) unless ``s`` is a consistent trace state: every
+        setting and recorded array there, each array ``t`` rounds long (``x`` ``(t, d)``, ``g`` and ``c``
+        ``(t, m)``) and the true and observed values finite (a checkpoint's trace, mid-run, too)."""
         required = ("horizon", "d", "m", "utility_star", "sign", "meta", "t", *_RECORDED, "internals")
         missing = [k for k in required if k not in s]
         if missing:
             raise ValueError(f"no {', '.join(missing)}")
-        t, horizon, d, m = (int(np.asarray(s[k])) for k in ("t", "horizon", "d", "m"))
-        if t != horizon:
-            raise ValueError(f"it records {t} of its {horizon} rounds")
+        t, d, m = (int(np.asarray(s[k])) for k in ("t", "d", "m"))
         shapes = {"index": (t,), "x": (t, d), "f": (t,), "g": (t, m), "y": (t,), "c": (t, m), "seconds": (t,)}
         if "u_star" in s:
             shapes["u_star"] = (t,)

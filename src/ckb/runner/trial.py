@@ -68,8 +68,9 @@ class TrialConfig(SeededConfig):
                     f'TrialConfig.policy_params[{key!r}] must be a table such as {{type = "se", '
                     f"lengthscale = 0.2}} or a ckb.kernels.Kernel, got {short_repr(kernel, 60)}."
                 )
-            if isinstance(kernel, Kernel) and _as_table(kernel) is not None:  # saved and hashed as its table
-                object.__setattr__(self, "policy_params", {**self.policy_params, key: _as_table(kernel)})
+            table = _as_table(kernel) if isinstance(kernel, Kernel) else None
+            if table is not None:  # saved and hashed as its table
+                object.__setattr__(self, "policy_params", {**self.policy_params, key: table})
         if self.environment in ENVIRONMENTS:  # an unknown name is an UnknownNameError from Trial
             from ckb.policies import init_parameters
 
@@ -224,7 +225,7 @@ class Trial:
                 f"checkpoint {str(path)!r}: the trace has {trace.t} round(s) of horizon {trace.horizon}, "
                 f"but the config's horizon is {config.horizon}."
             )
-        _check_trace(path, trace, trial.trace)
+        _check_trace(path, state["trace"], trace, trial.trace)
         part("'policy'", lambda: trial.policy.load_state_dict(state["policy"]))
         part("'env'", lambda: trial.env.load_state_dict(state["env"]))
         trial.trace = trace
@@ -234,9 +235,10 @@ class Trial:
         return trial
 
 
-def _check_trace(path: Path, trace: Trace, fresh: Trace) -> None:
-    """The checkpoint's trace must be the configuration's (its ``config_hash``, and the settings the
-    rebuilt problem gives: ``d``, ``m``, sense, optimum) and hold finite values; else a one-line error."""
+def _check_trace(path: Path, saved: dict[str, Any], trace: Trace, fresh: Trace) -> None:
+    """The checkpoint's trace (``saved``, read as ``trace``) must be the configuration's (its
+    ``config_hash``, and the settings the rebuilt problem gives: ``d``, ``m``, sense, optimum) and a
+    consistent record (:meth:`Trace.check_recorded`: shapes, finite values); else a one-line error."""
     where = f"checkpoint {str(path)!r}"
     if trace.meta.get("config_hash") != fresh.meta["config_hash"]:
         raise InvalidInputError(
@@ -251,9 +253,10 @@ def _check_trace(path: Path, trace: Trace, fresh: Trace) -> None:
             raise InvalidInputError(
                 f"{where}: its trace has {key} = {mine!r}, but the config's problem gives {theirs!r}."
             )
-    for key in ("x", "f", "g", "y", "c"):
-        if not np.all(np.isfinite(getattr(trace, key))):
-            raise InvalidInputError(f"{where}: its trace's {key} holds non-finite values.")
+    try:
+        Trace.check_recorded(saved)
+    except ValueError as exc:
+        raise InvalidInputError(f"{where}: its trace's {exc}.") from None
 
 
 def _as_table(kernel: Kernel) -> dict[str, Any] | None:
