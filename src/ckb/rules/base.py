@@ -16,6 +16,7 @@ same backend (numpy for the harness's enumeration, torch for gradients in the op
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -171,6 +172,8 @@ class Rule:
         self.t = 0
         self.setup()
         self.check_rule()
+        # what a state saved before one of its keys existed gets for that key (not the current value)
+        self._initial_state = copy.deepcopy(self.state_dict())
 
     def check_rule(self) -> None:
         """After :meth:`setup`: every ``state_keys`` entry is set (a name setup() does not set was an
@@ -194,29 +197,49 @@ class Rule:
         return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.t = int(state.get("t", self.t))
+        """Restore a :meth:`state_dict`: a key the state lacks (saved before the key existed) takes its
+        value at construction. A state that does not fit (a value of another shape or type, a negative
+        round, dual or queue) is refused with one line, and the rule is left as it was."""
+        if not isinstance(state, dict):
+            raise InvalidInputError(
+                f"{type(self).__name__} state must be a dict of its state keys {list(self.state_keys)}, "
+                f"got {short_repr(state, 60)}."
+            )
+        before = self.state_dict()
+        try:
+            self.apply_state(state)
+            self.after_load()
+        except Exception:
+            self.apply_state(before)
+            self.after_load()
+            raise
+
+    def apply_state(self, state: dict[str, Any]) -> None:
+        """Set the round and the state keys from ``state`` (checked); a subclass with more state extends
+        it. Used by :meth:`load_state_dict`, which undoes it when it raises."""
+        name = type(self).__name__
+        t = state.get("t", self._initial_state["t"])
+        try:
+            t = check_scalar(t, "t", low=0, integer=True)
+        except (InvalidInputError, TypeError, ValueError):
+            raise InvalidInputError(f"{name} state: t = {short_repr(t, 40)} must be a round >= 0.") from None
+        values = {}
         for key in self.state_keys:
-            if key not in state:  # a state saved before the key existed keeps the initial value
-                continue
-            cur = getattr(self, key)
-            v = state[key]
-            if isinstance(cur, np.ndarray):
-                setattr(self, key, np.asarray(v, dtype=float).reshape(cur.shape).copy())
-            elif isinstance(cur, bool):
-                setattr(self, key, bool(v))
-            elif isinstance(cur, int):
-                setattr(self, key, int(v))
-            elif isinstance(cur, float):
-                setattr(self, key, float(v))
-            else:
-                setattr(self, key, v)
-        for key in self.nonnegative_state:
-            value = np.asarray(getattr(self, key), dtype=float)
-            if np.any(value < 0) or not np.all(np.isfinite(value)):
+            v = state[key] if key in state else copy.deepcopy(self._initial_state[key])
+            try:
+                values[key] = _as_like(getattr(self, key), v)
+            except (TypeError, ValueError, OverflowError):
                 raise InvalidInputError(
-                    f"{type(self).__name__} state: {key} = {value.tolist()} must be finite and >= 0."
-                )
-        self.after_load()
+                    f"{name} state: {key} = {short_repr(v, 60)} does not fit; expected "
+                    f"{_kind_of(getattr(self, key))}."
+                ) from None
+        for key in self.nonnegative_state:
+            value = np.asarray(values[key], dtype=float)
+            if np.any(value < 0) or not np.all(np.isfinite(value)):
+                raise InvalidInputError(f"{name} state: {key} = {value.tolist()} must be finite and >= 0.")
+        self.t = t
+        for key, v in values.items():
+            setattr(self, key, v)
 
     def after_load(self) -> None:
         """Recompute what derives from the state (e.g. an epoch's width schedule)."""
@@ -239,6 +262,49 @@ def named(name: str, values) -> dict[str, float]:
     if len(values) == 1:
         return {name: float(values[0])}
     return {f"{name}_{j}": float(v) for j, v in enumerate(values)}
+
+
+def _as_like(current: Any, value: Any) -> Any:
+    """``value`` as the type (and, for arrays, the shape) of a state key's ``current`` value."""
+    if isinstance(current, np.ndarray):
+        out = np.asarray(value, dtype=float)
+        if out.shape != current.shape and out.size == current.size and out.ndim <= 1:
+            out = out.reshape(current.shape)  # a scalar or flat list for an (m,) or (1,) array
+        if out.shape != current.shape:
+            raise ValueError("shape")
+        return out.copy()
+    if isinstance(current, (bool, np.bool_)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError("bool")
+        return bool(value)
+    if current is None and value is None:
+        return None
+    if current is None or isinstance(current, int):
+        if isinstance(value, (bool, np.bool_)) or float(value) != int(value):
+            raise TypeError("int")
+        return int(value)
+    if isinstance(current, float):
+        if isinstance(value, (bool, np.bool_, str)):
+            raise TypeError("float")
+        return float(value)
+    if isinstance(current, (list, dict)) and not isinstance(value, type(current)):
+        raise TypeError(type(current).__name__)
+    return value
+
+
+def _kind_of(current: Any) -> str:
+    """What :func:`_as_like` accepts for a state key, for its error message."""
+    if isinstance(current, np.ndarray):
+        return f"an array of shape {current.shape}"
+    if isinstance(current, (list, dict)):
+        return f"a {type(current).__name__}"
+    if isinstance(current, (bool, np.bool_)):
+        return "a bool"
+    if current is None or isinstance(current, int):
+        return "an integer" if current is not None else "None or an integer"
+    if isinstance(current, float):
+        return "a number"
+    return f"a {type(current).__name__}"
 
 
 class RuleAdapter:

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ckb.errors import InvalidInputError
 from ckb.rules.base import NONNEGATIVE, POSITIVE, PROBABILITY, Choice, Int, Real, Rule, Width, named
 from ckb.rules.cei import FIRST_CONSTANTS, FeasibilityFirst
 from ckb.rules.primal_dual import _width
@@ -175,12 +176,20 @@ class EpochPenaltyRule(FeasibilityFirst, Rule):
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "width": self.width}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.width = float(state.get("width", float("nan")))
-        super().load_state_dict(state)
-        self.asked = [float(v) for v in np.asarray(state["asked"], dtype=float).reshape(-1)]
-        from ckb.errors import InvalidInputError
-
+    def apply_state(self, state: dict[str, Any]) -> None:
+        super().apply_state(state)
+        try:
+            self.width = float(state.get("width", float("nan")))
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"{type(self).__name__} state: width = {state.get('width')!r} must be a number."
+            ) from None
+        try:
+            self.asked = [float(v) for v in np.asarray(self.asked, dtype=float).reshape(-1)]
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"{type(self).__name__} state: asked = {self.asked!r} must be the epoch and m multipliers."
+            ) from None
         problem = None
         if len(self.asked) != self.m + 1:
             problem = f"asked has {len(self.asked)} values, expected the epoch and m = {self.m} multipliers"
