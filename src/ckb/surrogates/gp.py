@@ -831,6 +831,65 @@ class ExactGP:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict`. The state is checked first (its keys for the mode, each array's
+        shape against ``t`` and the candidates, finite values, arm indices); a state that does not fit
+        is refused with one line and the GP keeps its data (before, a failed load had reset it)."""
+        before = self.state_dict()
+        try:
+            self._apply_state(self._checked_state(state))
+        except Exception as exc:
+            self._apply_state(before)
+            if isinstance(exc, InvalidInputError):
+                raise
+            msg = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise InvalidInputError(f"cannot load this GP state ({msg}); nothing was loaded.") from None
+
+    def _checked_state(self, state: Any) -> dict[str, Any]:
+        """``state`` with its arrays as numpy arrays of the shapes this GP needs, or InvalidInputError."""
+        if not isinstance(state, dict):
+            raise InvalidInputError(f"a GP state is a dict from state_dict(), got {short_repr(state, 60)}.")
+        mode = state.get("mode")
+        if mode not in ("cholesky", "dense") or (mode == "dense" and self.candidates is None):
+            allowed = "'cholesky' or 'dense'" if self.candidates is not None else "'cholesky' (no candidates)"
+            raise InvalidInputError(f"GP state: mode = {short_repr(mode, 40)}, expected {allowed}.")
+        t = state.get("t")
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+            raise InvalidInputError(
+                f"GP state: t = {short_repr(t, 40)} must be a count of observations >= 0."
+            )
+        n, d = self.n, self._d
+        X = np.asarray(check_finite_array(state.get("X"), "GP state X"))
+        d = d if d is not None else (X.shape[1] if X.ndim == 2 else 0)
+        shapes = {"X": (t, d), "y": (t,), "arms": (t,)}
+        if mode == "dense":
+            shapes.update(mean=(n,), cov=(n, n))
+        else:
+            shapes.update(Lp=(t * (t + 1) // 2,), alpha=(t,))
+            if self.candidates is not None:
+                shapes.update(mean=(n,), var=(n,), V=(t, n))
+        missing = [k for k in (*shapes, "info_gain", "since_refresh") if k not in state]
+        if missing:
+            raise InvalidInputError(f"GP state: missing key(s) {missing} for mode {mode!r}.")
+        out: dict[str, Any] = {"t": int(t), "mode": mode, "d": d}
+        for key, shape in shapes.items():
+            value = check_finite_array(state[key], f"GP state {key}")
+            if value.shape != shape and not (value.size == 0 and int(np.prod(shape)) == 0):
+                raise InvalidInputError(
+                    f"GP state: {key} has shape {value.shape}, expected {shape} (t = {t}, n = {n})."
+                )
+            out[key] = value.reshape(shape)
+        arms = out["arms"]
+        if np.any(arms != np.round(arms)) or np.any(arms < -1) or np.any(arms > n - 1):
+            raise InvalidInputError(f"GP state: arms must be candidate indices in -1..{n - 1}.")
+        out["arms"] = arms.astype(np.intp)
+        out["info_gain"] = check_scalar(state["info_gain"], "GP state info_gain", low=0.0)
+        out["since_refresh"] = check_scalar(
+            state["since_refresh"], "GP state since_refresh", low=0, integer=True
+        )
+        return out
+
+    def _apply_state(self, state: dict[str, Any]) -> None:
+        """Set the GP from a :meth:`_checked_state` (or its own :meth:`state_dict`)."""
         t = int(state["t"])
         self.reset()
         X = np.asarray(state["X"], dtype=float)
