@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from ckb._validation import short_repr
 from ckb.contract.observation import Observation
+from ckb.errors import InvalidInputError
 from ckb.problems.problem import Problem
 from ckb.registry import Registry
 
@@ -64,8 +66,42 @@ class Environment:
         return {"t": self.t, "rng": self.rng.bit_generator.state}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.t = int(state["t"])
-        self.rng.bit_generator.state = state["rng"]
+        """Restore a :meth:`state_dict`; a state that does not fit is refused with one line and the
+        environment is left as it was (before, a failure part-way had already moved its round)."""
+        name = type(self).__name__
+        if not isinstance(state, dict):
+            raise InvalidInputError(f"{name} loads a dict from state_dict(), got {short_repr(state, 60)}.")
+        before = self.state_dict()
+        try:
+            self.apply_state(state)
+        except Exception as exc:
+            self.apply_state(before)
+            if isinstance(exc, InvalidInputError):
+                raise
+            why = (
+                f"missing key {exc.args[0]!r}"
+                if isinstance(exc, KeyError)
+                else f"{type(exc).__name__}: {exc}"
+            )
+            raise InvalidInputError(
+                f"cannot load this state into the {name} ({' '.join(why.split())}); nothing was loaded."
+            ) from None
+
+    def apply_state(self, state: dict[str, Any]) -> None:
+        """Set the round and the generator from ``state``; subclasses with more state extend it."""
+        t = state["t"]
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+            raise InvalidInputError(
+                f"{type(self).__name__} state: t = {short_repr(t, 40)} must be a round >= 0."
+            )
+        try:
+            self.rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError):
+            raise InvalidInputError(
+                f"{type(self).__name__} state: rng = {short_repr(state['rng'], 60)} is not a state of its "
+                f"{type(self.rng.bit_generator).__name__} generator."
+            ) from None
+        self.t = int(t)
 
 
 #: environment classes by name; modules in ``ckb/runner/environments/`` register theirs on import

@@ -105,8 +105,8 @@ class DelayedEnvironment(Environment):
             **{k: getattr(self, k).copy() for k in ("_t", "_idx", "_x", "_y", "_c", "_af", "_ag", "_sent")},
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        super().load_state_dict(state)
+    def apply_state(self, state: dict[str, Any]) -> None:
+        super().apply_state(state)
         d, m = self.problem.domain.d, self.problem.m
         self._t = np.asarray(state["_t"], dtype=np.int64).reshape(-1)
         self._idx = np.asarray(state["_idx"], dtype=np.int64).reshape(-1)
@@ -116,6 +116,17 @@ class DelayedEnvironment(Environment):
         self._af = np.asarray(state["_af"], dtype=np.int64).reshape(-1)
         self._ag = np.asarray(state["_ag"], dtype=np.int64).reshape(-1)
         self._sent = np.asarray(state["_sent"], dtype=bool).reshape(-1, 2)
+        names = ("_t", "_idx", "_x", "_y", "_c", "_af", "_ag", "_sent")
+        lengths = {k: len(getattr(self, k)) for k in names}
+        if (
+            len(set(lengths.values())) > 1
+            or not np.all(np.isfinite(self._y))
+            or not np.all(np.isfinite(self._c))
+        ):
+            raise InvalidInputError(
+                f"DelayedEnvironment state: the pending observations must be finite and one row each "
+                f"(rows per key: {lengths})."
+            )
 
 
 ENVIRONMENTS.add("delayed", DelayedEnvironment)

@@ -84,8 +84,8 @@ class FullInformationEnvironment(Environment):
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "pending": None if self._pending is None else self._pending.copy()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        super().load_state_dict(state)
+    def apply_state(self, state: dict[str, Any]) -> None:
+        super().apply_state(state)
         pending = state.get("pending")
         self._pending = None if pending is None else np.array(pending, dtype=float)
         if self._pending is not None:
