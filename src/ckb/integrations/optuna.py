@@ -138,6 +138,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 import zlib
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -587,10 +588,11 @@ class CKBSampler(BaseSampler):
         #: ``policy_constants`` differ from this version's defaults, those (:meth:`_check_spec`)
         self._policy_kwargs = dict(self.policy_params)
         self._check_policy()
-        self._intersection = optuna.search_space.IntersectionSearchSpace()
+        # one intersection search space per study: storage -> study id -> its cache
+        self._spaces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._records: dict[int, dict[str, Any]] = {}
-        self._warned: set[str] = set()
+        self._warned: set[Any] = set()
 
     # --------------------------------------------------------------------------- construction
     def _make_policy(self, m: int, horizon: int):
@@ -672,10 +674,20 @@ class CKBSampler(BaseSampler):
                 pass
             raise
 
+    def _space(self, study) -> dict[str, BaseDistribution]:
+        """The intersection search space of ``study``'s completed trials, cached per study. (One cache for
+        the sampler, as Optuna's samplers keep, served a second study the first one's space: every
+        parameter of the second was drawn at random, since every in-memory study has the same id; with
+        two studies in one database it raised "cannot handle multiple studies".)"""
+        per_storage = self._spaces.setdefault(study._storage, {})
+        if study._study_id not in per_storage:
+            per_storage[study._study_id] = optuna.search_space.IntersectionSearchSpace()
+        return per_storage[study._study_id].calculate(study)
+
     def infer_relative_search_space(self, study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         _single_objective(study)
         space = {}
-        for name, dist in self._intersection.calculate(study).items():
+        for name, dist in self._space(study).items():
             if dist.single():
                 continue
             if isinstance(dist, CategoricalDistribution):
@@ -688,7 +700,7 @@ class CKBSampler(BaseSampler):
     def _known_d(self, study) -> int | None:
         """The size of the modelled search space (float and int parameters), None while no trial has
         completed (Optuna infers the space from the completed trials)."""
-        space = self._intersection.calculate(study)
+        space = self._space(study)
         if not space:
             return None
         return sum(
@@ -700,12 +712,12 @@ class CKBSampler(BaseSampler):
             raise _categorical_error(param_name, param_distribution)
         if (
             not isinstance(param_distribution, CategoricalDistribution)
-            and param_name not in self._warned
+            and (id(study._storage), study._study_id, param_name) not in self._warned
             and not trial.system_attrs.get("fixed_params")
         ):
             done = study._get_trials(deepcopy=False, use_cache=True, states=(TrialState.COMPLETE,))
             if done:
-                self._warned.add(param_name)
+                self._warned.add((id(study._storage), study._study_id, param_name))
                 _logger.warning(
                     self._independent_note(study, trial.number, param_name, param_distribution, done)
                 )
@@ -727,7 +739,7 @@ class CKBSampler(BaseSampler):
         old = "; ".join(f"{_describe(d, dist)} ({_trials_text(n)})" for d, n in others.items())
         rest = [
             k
-            for k, v in self._intersection.calculate(study).items()
+            for k, v in self._space(study).items()
             if k != name and isinstance(v, (FloatDistribution, IntDistribution)) and not v.single()
         ]
         then = (
