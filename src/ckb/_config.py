@@ -25,9 +25,11 @@ class SeededConfig:
     _hash_exclude: tuple[str, ...] = ("trial",)
 
     def __post_init__(self) -> None:
-        check_scalar(self.horizon, "horizon (T)", low=1, integer=True)
-        check_scalar(self.trial, "trial", low=0, integer=True)
-        check_scalar(self.seed, "seed", low=0, integer=True)
+        # a whole float (6.0, as TOML or JSON may give) is stored as the int it is: numpy's seeding and
+        # array shapes refuse floats, and the hash of 6.0 would differ from that of 6
+        for name, label, low in (("horizon", "horizon (T)", 1), ("trial", "trial", 0), ("seed", "seed", 0)):
+            value = check_scalar(getattr(self, name), label, low=low, integer=True)
+            object.__setattr__(self, name, int(value))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

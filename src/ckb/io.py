@@ -15,6 +15,9 @@ from typing import Any, Self
 
 import numpy as np
 
+from ckb._validation import one_line
+from ckb.errors import CKBError, DataFileError, InvalidInputError
+
 _ARRAY = "__array__"
 
 
@@ -112,6 +115,35 @@ def load_state(path: str | Path) -> dict[str, Any]:
         arrays = {k: data[k] for k in data.files if k != "__json__"}
         tree = json.loads(bytes(data["__json__"]).decode())
     return _join(tree, arrays)
+
+
+def read_checkpoint(path: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The state :func:`save_state` wrote at ``path``, holding ``keys``; a missing, unreadable or foreign
+    file is one line naming it (a checkpoint's resume reads it so)."""
+    try:
+        state = load_state(path)
+    except FileNotFoundError:
+        raise DataFileError(f"checkpoint {str(path)!r} does not exist.") from None
+    except Exception as exc:
+        raise InvalidInputError(
+            f"checkpoint {str(path)!r} is not a readable ckb checkpoint ({one_line(exc)})."
+        ) from None
+    missing = [k for k in keys if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise InvalidInputError(f"checkpoint {str(path)!r} lacks the key(s) {missing}.")
+    return state
+
+
+def checkpoint_part(path: str | Path, what: str, fn) -> Any:
+    """``fn()``, with any error it raises as one line naming the checkpoint ``path`` and its part ``what``."""
+    try:
+        return fn()
+    except CKBError as exc:
+        raise InvalidInputError(f"checkpoint {str(path)!r}, {what}: {one_line(exc)}") from None
+    except Exception as exc:
+        raise InvalidInputError(
+            f"checkpoint {str(path)!r} has a bad {what} ({type(exc).__name__}: {one_line(exc)})."
+        ) from None
 
 
 class SavedState:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_choice, check_finite_array, check_scalar
+from ckb._validation import check_choice, check_finite_array, check_scalar, one_line, short_repr
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie
 from ckb.multiagent.environment import EnvironmentLog, LocalSystem, rng_state, seed_sequence, set_rng_state
@@ -138,6 +138,7 @@ class GridAgent:
 
     def state_dict(self, _: None = None) -> dict[str, Any]:
         return {
+            "agent": self.agent,
             "t": self.t,
             "rng": rng_state(self.rng),
             "system": self.system.state_dict(),
@@ -146,6 +147,51 @@ class GridAgent:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict` of this agent. It is checked first (this agent's, one GP state per
+        function, the rounds of the agent, its system and its model in step); a state that does not load
+        leaves the agent as it was, and the error is one line."""
+        self._check_state(state)
+        before = self.state_dict()
+        try:
+            self._apply_state(state)
+        except Exception as exc:
+            self._apply_state(before)
+            if isinstance(exc, InvalidInputError):
+                raise
+            raise InvalidInputError(
+                f"agent {self.agent}: cannot load this state ({type(exc).__name__}: {one_line(exc)})."
+            ) from None
+
+    def _check_state(self, state: Any) -> None:
+        who = f"agent {self.agent} state"
+        keys = ("t", "rng", "system", "model")
+        if not isinstance(state, dict) or any(k not in state for k in keys):
+            raise InvalidInputError(
+                f"{who}: expected a dict with the keys {list(keys)}, got {short_repr(state, 60)}."
+            )
+        if state.get("agent", self.agent) != self.agent:  # states saved before the key existed have none
+            raise InvalidInputError(
+                f"{who}: it is the state of agent {short_repr(state['agent'], 20)} (agents in another order?)."
+            )
+        t = state["t"]
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+            raise InvalidInputError(f"{who}: t = {short_repr(t, 20)} must be a round >= 0.")
+        model, system = state["model"], state["system"]
+        gps = model.get("gps") if isinstance(model, dict) else None
+        want = len(self.model.gps)
+        if not isinstance(gps, list) or len(gps) != want:
+            got = len(gps) if isinstance(gps, list) else short_repr(gps, 20)
+            raise InvalidInputError(
+                f"{who}: the model holds {got} GP state(s), expected {want} (f and m = {self.m})."
+            )
+        rounds = {"model": model.get("t"), "system": system.get("t") if isinstance(system, dict) else None}
+        if rounds["model"] != rounds["system"]:
+            raise InvalidInputError(
+                f"{who}: the model has {rounds['model']!r} observation(s) but the system {rounds['system']!r} "
+                "evaluation(s)."
+            )
+
+    def _apply_state(self, state: dict[str, Any]) -> None:
         self.t = int(state["t"])
         set_rng_state(self.rng, state["rng"])
         self.system.load_state_dict(state["system"])

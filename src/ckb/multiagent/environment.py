@@ -122,8 +122,19 @@ class LocalSystem:
         return {"t": self.t, "index": self._index[: self.t].copy(), "rng": rng_state(self.rng)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        t = int(state["t"])
-        self._index = np.empty(max(self._index.shape[0], t, 1), dtype=np.int64)
-        self._index[:t] = np.asarray(state["index"], dtype=np.int64).reshape(t)
-        self.t = t
+        """Restore a :meth:`state_dict` (checked first: a count of evaluations, one grid index each)."""
+        t = state["t"]
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+            raise InvalidInputError(f"agent {self.agent} system state: t = {t!r:.20} must be a count >= 0.")
+        index = np.asarray(state["index"])
+        G = self.grid.shape[0]
+        whole = index.size == 0 or np.issubdtype(index.dtype, np.integer)
+        if index.shape != (t,) or not whole or np.any((index < 0) | (index >= G)):
+            raise InvalidInputError(
+                f"agent {self.agent} system state: index must be {t} grid indices in 0..{G - 1}, got shape "
+                f"{index.shape} ({index.dtype})."
+            )
         set_rng_state(self.rng, state["rng"])
+        self._index = np.empty(max(self._index.shape[0], t, 1), dtype=np.int64)
+        self._index[:t] = index
+        self.t = int(t)

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from ckb._config import SeededConfig
-from ckb._validation import check_scalar
+from ckb._validation import check_finite_array, check_scalar, one_line, short_repr
 from ckb.errors import DataFileError, InvalidInputError
-from ckb.io import SavedState, load_state, save_state
+from ckb.io import SavedState, checkpoint_part, read_checkpoint, save_state
 from ckb.multiagent.backends import make_backend
 from ckb.multiagent.coordinator import play_rounds
 from ckb.multiagent.methods import build_setup
@@ -102,6 +102,11 @@ class MultiAgentTrace(SavedState):
     def curves(self) -> dict[str, np.ndarray]:
         from ckb.multiagent.metrics import curves
 
+        if self.t == 0:
+            raise InvalidInputError(
+                "this trace has no rounds yet: run the trial before asking for its curves."
+            )
+
         return curves(self.F, self.G, self.d, self.f_star)
 
     def state_dict(self) -> dict[str, Any]:
@@ -117,7 +122,10 @@ class MultiAgentTrace(SavedState):
         missing = [k for k in _TRACE_FIELDS if k not in s]
         if missing:
             raise ValueError(f"no {', '.join(missing)}")
-        T = int(np.asarray(s["horizon"]))
+        horizon = np.asarray(s["horizon"])
+        if horizon.shape != () or not np.issubdtype(horizon.dtype, np.integer) or horizon < 1:
+            raise ValueError(f"horizon = {short_repr(s['horizon'], 30)} is not a number of rounds")
+        T = int(horizon)
         arrays = {k: np.asarray(s[k]) for k in ("index", "x", "f", "g", "d", "seconds")}
         arrays.update({f"internals.{k}": np.asarray(v) for k, v in dict(s["internals"]).items()})
         ndims = {"index": 2, "x": 2, "f": 2, "g": 3, "d": 2, "seconds": 1}
@@ -131,6 +139,11 @@ class MultiAgentTrace(SavedState):
         for k in ("f", "g", "d"):
             if not np.all(np.isfinite(arrays[k])):
                 raise ValueError(f"{k} holds non-finite values")
+        f_star = np.asarray(s["f_star"])
+        if f_star.shape != () or not np.issubdtype(f_star.dtype, np.number) or not np.isfinite(f_star):
+            raise ValueError(f"f_star = {short_repr(s['f_star'], 30)} is not a finite number")
+        if not isinstance(s["meta"], dict) or not isinstance(s["internals"], dict):
+            raise ValueError("meta and internals must be tables")
 
     @classmethod
     def from_state(cls, s: dict[str, Any]) -> MultiAgentTrace:
@@ -163,6 +176,8 @@ class MultiAgentTrial:
         self.n_agents = self.problem.n_agents
         self._seconds = np.zeros(T)
         self._internals: dict[str, np.ndarray] = {}
+        self._closed = False
+        self._interrupted: str | None = None  # why the agents are not all at the trial's round
 
     @property
     def t(self) -> int:
@@ -181,10 +196,41 @@ class MultiAgentTrial:
                 arr = self._internals[k] = np.full((self.config.horizon, v.shape[0]), np.nan)
             arr[t - 1] = v
 
+    def _usable(self, what: str) -> None:
+        """Refuse ``what`` on a closed trial or one whose last round was interrupted part-way."""
+        name = f"trial {self.config.trial} of {self.config.algorithm!r}"
+        if self._closed:
+            raise InvalidInputError(
+                f"cannot {what}: {name} is closed (its agents are gone); nothing was done."
+            )
+        if self._interrupted is not None:
+            raise InvalidInputError(
+                f"cannot {what}: a round of {name} was interrupted part-way ({self._interrupted}); nothing "
+                "was done. Resume from the last checkpoint, or start the trial again."
+            )
+
+    def _round_mismatch(self, agent_states: list[dict[str, Any]] | None = None) -> str | None:
+        """Why the agents are not all at the coordinator's round (a round interrupted between the agents'
+        steps and its record: Ctrl-C or an error in one agent's step), or None."""
+        states = (
+            agent_states
+            if agent_states is not None
+            else self.backend.call("state_dict", [None] * self.n_agents)
+        )
+        rounds = [s["t"] for s in states]
+        if any(r != self.t for r in rounds) or len(rounds) != self.n_agents:
+            return f"the agents at rounds {rounds}, the coordinator at {self.t}"
+        return None
+
     def run(self, until: int | None = None, callback=None) -> MultiAgentTrace:
         """Play rounds up to ``until`` (default: the horizon); ``callback(t)`` after each round."""
+        self._usable("run")
         if until is not None:
             until = check_scalar(until, "until (the last round to play)", low=0, integer=True)
+        if callback is not None and not callable(callback):
+            raise InvalidInputError(
+                f"callback must be a function of the round t, got {short_repr(callback, 40)}."
+            )
         stop = self.config.horizon if until is None else min(int(until), self.config.horizon)
 
         def on_round(t, seconds, internals):
@@ -192,12 +238,20 @@ class MultiAgentTrial:
             if callback is not None:
                 callback(t)
 
-        play_rounds(self.backend, self.coordinator, max(stop - self.t, 0), on_round)
+        try:
+            play_rounds(self.backend, self.coordinator, max(stop - self.t, 0), on_round)
+        except BaseException:
+            try:
+                self._interrupted = self._round_mismatch()
+            except Exception:  # the backend itself failed: nothing can be said of its agents
+                self._interrupted = "the agents' backend failed"
+            raise
         return self.trace()
 
     # ----------------------------------------------------- environment side
     def trace(self) -> MultiAgentTrace:
         """Assemble the trace from the agents' environment logs (the harness channel)."""
+        self._usable("assemble the trace")
         logs = self.backend.call("environment_log", [None] * self.n_agents)
         t = self.t
         p = self.problem
@@ -236,41 +290,99 @@ class MultiAgentTrial:
 
     # ------------------------------------------------------------ checkpoint
     def state_dict(self) -> dict[str, Any]:
+        self._usable("save its state")
+        agents = self.backend.call("state_dict", [None] * self.n_agents)
+        why = self._round_mismatch(agents)
+        if why is not None:
+            self._interrupted = why
+            self._usable("save its state")
         return {
             "config": self.config.to_dict(),
+            "config_hash": self.config.config_hash(),
             "coordinator": self.coordinator.state_dict(),
-            "agents": self.backend.call("state_dict", [None] * self.n_agents),
+            "agents": agents,
             "seconds": self._seconds[: self.t].copy(),
             "internals": {k: v[: self.t].copy() for k, v in self._internals.items()},
         }
 
     def save_checkpoint(self, path: str | Path) -> None:
-        save_state(path, self.state_dict())
+        """Save the trial at ``path`` (:meth:`resume` continues it bit for bit). A closed trial, or one whose
+        last round was interrupted part-way (its agents at different rounds), is refused: nothing is
+        written, so an earlier checkpoint at ``path`` is kept."""
+        state = self.state_dict()
+        try:
+            save_state(path, state)
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot write checkpoint {str(path)!r} ({exc.strerror or one_line(exc)}); nothing was saved."
+            ) from None
 
     @classmethod
     def resume(
         cls, path: str | Path, *, backend: str | None = None, **backend_options: Any
     ) -> MultiAgentTrial:
-        """Rebuild a trial from a checkpoint (on any backend); continuing gives the uninterrupted run."""
-        state = load_state(path)
-        if not isinstance(state, dict) or not {"config", "coordinator", "agents"} <= set(state):
+        """Rebuild a trial from a checkpoint (on any backend); continuing gives the uninterrupted run.
+
+        A missing, unreadable or inconsistent checkpoint (another configuration, agents' states in another
+        order or of other rounds, a GP state missing) gives a one-line error naming the file."""
+        path = Path(path)
+        state = read_checkpoint(path, ())
+        keys = ("config", "coordinator", "agents", "seconds", "internals")
+        if not isinstance(state, dict) or not set(keys) <= set(state):
             raise DataFileError(
                 f"{str(path)!r} is not a multi-agent checkpoint (MultiAgentTrial.save_checkpoint writes one: "
-                "config, coordinator, agents)."
+                f"{', '.join(keys)})."
             )
-        trial = cls(MultiAgentTrialConfig(**state["config"]), backend=backend, **backend_options)
-        trial.coordinator.load_state_dict(state["coordinator"])
-        trial.backend.call("load_state_dict", state["agents"])
-        t = trial.t
-        trial._seconds[:t] = state["seconds"]
-        for k, v in state["internals"].items():
-            v = np.asarray(v, dtype=float).reshape(t, -1)
-            trial._internals[k] = np.full((trial.config.horizon, v.shape[1]), np.nan)
-            trial._internals[k][:t] = v
+
+        def part(what: str, fn):
+            return checkpoint_part(path, what, fn)
+
+        config = part("'config'", lambda: MultiAgentTrialConfig(**state["config"]))
+        saved_hash = state.get("config_hash", config.config_hash())  # older checkpoints have none
+        if saved_hash != config.config_hash():
+            raise InvalidInputError(
+                f"checkpoint {str(path)!r}: its config was changed after it was saved (hash {saved_hash} "
+                f"against {config.config_hash()}); resume it as it was saved."
+            )
+        trial = part("'config'", lambda: cls(config, backend=backend, **backend_options))
+        try:
+            agents = state["agents"]
+            if not isinstance(agents, list) or len(agents) != trial.n_agents:
+                got = len(agents) if isinstance(agents, list) else short_repr(agents, 30)
+                raise InvalidInputError(
+                    f"checkpoint {str(path)!r} holds {got} agent state(s), expected {trial.n_agents}."
+                )
+            part("'coordinator'", lambda: trial.coordinator.load_state_dict(state["coordinator"]))
+            part("'agents'", lambda: trial.backend.call("load_state_dict", agents))
+            why = trial._round_mismatch()
+            if why is not None:
+                raise InvalidInputError(f"checkpoint {str(path)!r} is inconsistent: {why}.")
+            part("'seconds' or 'internals'", lambda: trial._load_records(state))
+        except BaseException:
+            trial.close()
+            raise
         return trial
+
+    def _load_records(self, state: dict[str, Any]) -> None:
+        """The per-round wall times and coordinator internals of a checkpoint, one row per round played."""
+        t = self.t
+        seconds = check_finite_array(state["seconds"], "seconds")
+        if seconds.shape != (t,):
+            raise InvalidInputError(
+                f"seconds has shape {seconds.shape}, expected ({t},) (one per round played)"
+            )
+        self._seconds[:t] = seconds
+        for k, v in dict(state["internals"]).items():
+            v = np.asarray(v, dtype=float)
+            if v.ndim < 1 or v.shape[0] != t:
+                raise InvalidInputError(f"internals[{k!r}] has shape {v.shape}, expected {t} rows")
+            v = v.reshape(t, -1)
+            self._internals[k] = np.full((self.config.horizon, v.shape[1]), np.nan)
+            self._internals[k][:t] = v
 
     def close(self) -> None:
         self.backend.close()
+        self._closed = True
 
     def __enter__(self) -> MultiAgentTrial:
         return self

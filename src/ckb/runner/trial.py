@@ -18,8 +18,8 @@ import numpy as np
 
 from ckb._config import SeededConfig
 from ckb._validation import did_you_mean, one_line, short_repr
-from ckb.errors import CKBError, DataFileError, InvalidInputError
-from ckb.io import load_state, save_state
+from ckb.errors import CKBError, InvalidInputError
+from ckb.io import checkpoint_part, read_checkpoint, save_state
 from ckb.kernels import Kernel
 from ckb.policies import make_policy
 from ckb.problems import make_problem
@@ -193,29 +193,10 @@ class Trial:
 
         A missing, unreadable or inconsistent checkpoint gives a one-line error naming the file."""
         path = Path(path)
-        try:
-            state = load_state(path)
-        except FileNotFoundError:
-            raise DataFileError(f"checkpoint {str(path)!r} does not exist.") from None
-        except Exception as exc:
-            raise InvalidInputError(
-                f"checkpoint {str(path)!r} is not a readable ckb checkpoint ({one_line(exc)})."
-            ) from None
-        missing = [
-            k for k in ("config", "policy", "env", "trace") if not isinstance(state, dict) or k not in state
-        ]
-        if missing:
-            raise InvalidInputError(f"checkpoint {str(path)!r} lacks the key(s) {missing}.")
+        state = read_checkpoint(path, ("config", "policy", "env", "trace"))
 
         def part(what: str, fn):
-            try:
-                return fn()
-            except CKBError as exc:
-                raise InvalidInputError(f"checkpoint {str(path)!r}, {what}: {one_line(exc)}") from None
-            except Exception as exc:
-                raise InvalidInputError(
-                    f"checkpoint {str(path)!r} has a bad {what} ({type(exc).__name__}: {one_line(exc)})."
-                ) from None
+            return checkpoint_part(path, what, fn)
 
         config = part("'config'", lambda: TrialConfig(**state["config"]))
         trial = part("'config'", lambda: cls(config))
