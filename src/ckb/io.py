@@ -111,6 +111,9 @@ def save_state(path: str | Path, state: dict[str, Any]) -> None:
 
 
 def load_state(path: str | Path) -> dict[str, Any]:
+    with open(Path(path), "rb") as fh:  # numpy reads any other file as a pickle it then refuses to load
+        if fh.read(4) != b"PK\x03\x04":
+            raise ValueError("not a .npz archive, as ckb writes")
     with np.load(Path(path), allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files if k != "__json__"}
         tree = json.loads(bytes(data["__json__"]).decode())
@@ -155,7 +158,21 @@ class SavedState:
 
     @classmethod
     def load(cls, path: str | Path) -> Self:
-        return cls.from_state(load_state(path))
+        """The object saved at ``path``; a missing, unreadable or foreign file is one line naming it."""
+        try:
+            state = load_state(path)
+        except FileNotFoundError:
+            raise DataFileError(f"{str(path)!r} does not exist.") from None
+        except Exception as exc:
+            raise InvalidInputError(f"{str(path)!r} is not a readable ckb file ({one_line(exc)}).") from None
+        try:
+            return cls.from_state(state)
+        except CKBError:
+            raise
+        except Exception as exc:
+            raise InvalidInputError(
+                f"{str(path)!r} does not hold a saved {cls.__name__} ({type(exc).__name__}: {one_line(exc)})."
+            ) from None
 
 
 def write_json(path: str | Path, obj: Any) -> None:
