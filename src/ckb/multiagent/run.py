@@ -93,7 +93,8 @@ def load_multiagent_traces(paths: dict[tuple[str, int], Path]) -> dict[str, list
 def trial_curves(traces: list[MultiAgentTrace]) -> dict[str, np.ndarray]:
     per = [tr.curves() for tr in traces]
     out = {k: np.stack([c[k] for c in per]) for k in per[0]}
-    out["utility_over_t"] = -out["objective_over_t"]
+    if traces[0].meta["problem"].get("utility"):  # a problem that minimizes a cost has none to plot
+        out["utility_over_t"] = -out["objective_over_t"]
     return out
 
 
