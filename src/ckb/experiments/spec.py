@@ -42,13 +42,12 @@ from __future__ import annotations
 
 import tomllib
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ckb._validation import did_you_mean, one_line
+from ckb._validation import did_you_mean
 from ckb.errors import CKBError, InvalidInputError, SpecError, UnknownNameError
 from ckb.framework.kinds import KINDS, spec_from_dict
 from ckb.framework.spec import (
@@ -56,6 +55,7 @@ from ckb.framework.spec import (
     SpecBase,
     algorithm_tables,
     apply_sets,
+    blamed,
     check_fields,
     check_report,
     common_fields,
@@ -192,7 +192,7 @@ class ExperimentSpec(SpecBase):
         except InvalidInputError as exc:
             raise SpecError(f"spec{where}: {exc}") from None
         # each part built on its own, so an error blames the table it comes from
-        with _blamed(f"field 'problem'{where}", f"problem {self.problem!r} could not be built: "):
+        with blamed(f"field 'problem'{where}", f"problem {self.problem!r} could not be built: "):
             problem = make_problem(cfg.problem, cfg.rng(0), **cfg.problem_params)
             problem.utility_star  # noqa: B018 - what every trial's regret needs (no feasible candidate: the problem's fault)
         try:
@@ -204,22 +204,9 @@ class ExperimentSpec(SpecBase):
             if cfg.algorithm in seen:
                 continue
             seen.add(cfg.algorithm)
-            with _blamed(f"field 'algorithms.{cfg.algorithm}'{where}"):
+            with blamed(f"field 'algorithms.{cfg.algorithm}'{where}"):
                 Trial(cfg)
         return self
-
-
-@contextmanager
-def _blamed(field: str, failed: str = ""):
-    """An error building one part of a spec as a one-line :class:`SpecError` blaming ``field``: a ckb error
-    as it is, anything else (a user's factory or policy, a plugin, may raise anything) after ``failed``
-    with its type and its message on one line."""
-    try:
-        yield
-    except CKBError as exc:
-        raise SpecError(f"{field}: {exc}") from None
-    except Exception as exc:
-        raise SpecError(f"{field}: {failed}{type(exc).__name__}: {one_line(exc)}") from None
 
 
 # -------------------------------------------------------------------- lookup

@@ -25,11 +25,12 @@ from __future__ import annotations
 import copy
 import os
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ckb._validation import did_you_mean, short_repr
-from ckb.errors import SpecError
+from ckb._validation import did_you_mean, one_line, short_repr
+from ckb.errors import CKBError, SpecError
 
 #: the kind of a spec without a ``kind`` field
 DEFAULT_KIND = "single-agent"
@@ -178,6 +179,19 @@ class SpecBase:
 
 
 # ------------------------------------------------------------------------- helpers shared by every kind
+@contextmanager
+def blamed(field: str, failed: str = ""):
+    """An error building one part of a spec as a one-line :class:`SpecError` blaming ``field``: a ckb error
+    as it is, anything else (a user's factory or policy, a plugin, may raise anything) after ``failed``
+    with its type and its message on one line."""
+    try:
+        yield
+    except CKBError as exc:
+        raise SpecError(f"{field}: {exc}") from None
+    except Exception as exc:
+        raise SpecError(f"{field}: {failed}{type(exc).__name__}: {one_line(exc)}") from None
+
+
 def check_fields(
     raw: dict[str, Any], top: dict[str, type], required: tuple[str, ...], where: str, kind: str | None = None
 ) -> None:

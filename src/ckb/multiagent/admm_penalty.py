@@ -36,7 +36,7 @@ from ckb.multiagent.agent import GridAgent
 from ckb.multiagent.coordinator import Coordinator
 from ckb.multiagent.dcei import expected_improvement_min
 from ckb.multiagent.messages import ADMMTarget, Allocation
-from ckb.multiagent.methods import METHODS, Setup, agent_kwargs, check_method_params
+from ckb.multiagent.methods import MAX_MAGNITUDE, METHODS, Setup, agent_kwargs, check_method_params
 
 
 class ADMMPenaltyAgent(GridAgent):
@@ -48,7 +48,7 @@ class ADMMPenaltyAgent(GridAgent):
         super().__init__(**kwargs)
         if self.m:
             raise InvalidInputError("admm-penalty handles affine coupling only (m = 0).")
-        self.Q = check_scalar(Q, "Q (penalty)", low=0.0)
+        self.Q = check_scalar(Q, "Q (penalty)", low=0.0, high=MAX_MAGNITUDE)
         self.best = np.inf
 
     def acquisition(self, target: np.ndarray) -> np.ndarray:
@@ -130,7 +130,7 @@ def build_admm_penalty(problem, params: dict[str, Any], horizon: int, seed: int,
             f"admm-penalty needs affine constraints, but problem {problem.name!r} has none."
         )
     kwargs = agent_kwargs(problem, params, horizon, seed, trial)
-    Q = check_scalar(params.get("Q", 5.0), "Q (penalty)", low=0.0)
+    Q = check_scalar(params.get("Q", 5.0), "Q (penalty)", low=0.0, high=MAX_MAGNITUDE)
     dual = check_bool(params.get("dual", True), "dual")
     for kw in kwargs:
         kw["Q"] = Q

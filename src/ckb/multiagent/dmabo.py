@@ -61,12 +61,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_choice, check_finite_array, check_scalar
+from ckb._validation import as_real_array, check_choice, check_finite_array, check_scalar, short_repr
 from ckb.errors import InvalidInputError
 from ckb.multiagent.agent import GridAgent
 from ckb.multiagent.coordinator import Coordinator
 from ckb.multiagent.messages import PriceBroadcast, Proposal
-from ckb.multiagent.methods import METHODS, Setup, agent_kwargs, check_method_params
+from ckb.multiagent.methods import MAX_MAGNITUDE, METHODS, Setup, agent_kwargs, check_method_params
 
 
 class DMABOAgent(GridAgent):
@@ -76,7 +76,7 @@ class DMABOAgent(GridAgent):
 
     def __init__(self, *, eta: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.eta = check_scalar(eta, "eta", low=0.0, low_inclusive=False)
+        self.eta = check_scalar(eta, "eta", low=0.0, low_inclusive=False, high=MAX_MAGNITUDE)
         self.last_index = -1
 
     def primal(self, t: int, lam: np.ndarray, mu: np.ndarray) -> tuple[int, np.ndarray]:
@@ -124,7 +124,9 @@ class DMABOCoordinator(Coordinator):
         if np.any(self.lam < 0):
             raise InvalidInputError(f"lambda_1 must be >= 0 elementwise, got {self.lam.tolist()}.")
         self.mu = check_finite_array(mu1, "mu_1", shape=(self.b.shape[0],)).copy()
-        self.eps = check_scalar(eps, "eps", low=0.0)
+        _check_magnitude(self.lam, "lambda_1")
+        _check_magnitude(self.mu, "mu_1")
+        self.eps = check_scalar(eps, "eps", low=0.0, high=MAX_MAGNITUDE)
         self.m, self.l = self.lam.shape[0], self.b.shape[0]
 
     def outgoing(self) -> list[PriceBroadcast]:
@@ -186,22 +188,28 @@ def theory_parameters(
     C0 = float(C[:, 0].sum())
     Cj = C[:, 1:].sum(axis=0)
     C2 = float(np.sum(Cj**2))
+    B = check_scalar(B, "B (hints['B'])", low=0.0)
     if m > 0:
-        if xi is None or xi <= 0:
+        if xi is None or _hint_number(xi, "xi (hints['xi'], the Slater margin)") <= 0:
             raise InvalidInputError(f"theory mode needs the Slater margin xi > 0 (Assumption 5), got {xi!r}.")
-        H1 = 0.5 * (4.0 * C0 / (eta * xi) + (4.0 * C2 + 2.0 * B**2) / xi) ** 2
-    else:
-        H1 = 0.0
     if l > 0:
-        if rho is None or rho <= 0:
+        if rho is None or _hint_number(rho, "rho (hints['rho'], Lemma A.1)") <= 0:
             raise InvalidInputError(
                 f"theory mode with affine constraints needs rho > 0 (Lemma A.1), got {rho!r}."
             )
+    try:
+        H1 = 0.5 * (4.0 * C0 / (eta * xi) + (4.0 * C2 + 2.0 * B**2) / xi) ** 2 if m > 0 else 0.0
         s = (1.0 + math.sqrt(m)) ** 2
-        H2 = 4.0 * C0**2 / (rho**2 * eta**2) * s + s / rho**2 * (2.0 * C2 + B**2) ** 2
-    else:
-        H2 = 0.0
-    K = H1 + H2 + 2.0 * C0 / eta + 2.0 * C2 + B**2
+        H2 = 4.0 * C0**2 / (rho**2 * eta**2) * s + s / rho**2 * (2.0 * C2 + B**2) ** 2 if l > 0 else 0.0
+        K = H1 + H2 + 2.0 * C0 / eta + 2.0 * C2 + B**2
+    except (OverflowError, ZeroDivisionError):
+        K = math.inf
+    if not math.isfinite(K) or math.sqrt(2.0 * K) > MAX_MAGNITUDE:
+        raise InvalidInputError(
+            f"theory mode: Theorem 4.1's constants overflow for T = {T}, sum C = {C0 + float(Cj.sum()):.3g}, "
+            f"xi = {xi!r}, rho = {rho!r}, B = {B!r} (lambda_1 or eps would exceed {MAX_MAGNITUDE:g}); "
+            f"check the problem's hints."
+        )
     lam1 = np.full(m, math.sqrt(H1 / m)) if m > 0 else np.zeros(0)
     eps2 = math.sqrt(2.0 * K) / T
     out: dict[str, Any] = {
@@ -221,6 +229,30 @@ def theory_parameters(
     return out
 
 
+def _hint_number(value: Any, name: str) -> float:
+    """A hint as a finite real number, named (the caller checks its sign, with its own message)."""
+    return check_scalar(value, name)
+
+
+def _check_magnitude(arr: np.ndarray, name: str) -> None:
+    """Refuse entries beyond :data:`~ckb.multiagent.methods.MAX_MAGNITUDE` (see there why)."""
+    if arr.size and float(np.max(np.abs(arr))) > MAX_MAGNITUDE:
+        raise InvalidInputError(
+            f"{name} must be at most {MAX_MAGNITUDE:g} in absolute value (larger values overflow the "
+            f"primal scores), got {short_repr(arr.tolist())}."
+        )
+
+
+def _no_effect(params: dict[str, Any], keys: tuple[str, ...], problem, why: str) -> None:
+    """Refuse a parameter ``problem`` makes ineffective (e.g. ``lam1`` without black-box constraints)."""
+    for key in keys:
+        if key in params:
+            raise InvalidInputError(
+                f"{key} would have no effect: problem {problem.name!r} has {why}; drop {key} "
+                f"(got {key} = {short_repr(params[key], 40)})."
+            )
+
+
 def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> dict[str, Any]:
     """Resolve ``eta, eps, lam1, mu1`` from a spec's parameters (module docstring) for horizon ``T``.
 
@@ -233,19 +265,25 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
         eta = params.get("eta", "1/sqrt(T)")
         eta = (
             1.0 / math.sqrt(T)
-            if eta == "1/sqrt(T)"
-            else check_scalar(eta, "eta", low=0.0, low_inclusive=False)
+            if isinstance(eta, str) and eta == "1/sqrt(T)"
+            else check_scalar(eta, "eta", low=0.0, low_inclusive=False, high=MAX_MAGNITUDE)
         )
         if "eps_scale" in params and "eps" in params:
             raise InvalidInputError("give either eps or eps_scale, not both.")
         if "eps_scale" in params:
-            eps = check_scalar(params["eps_scale"], "eps_scale", low=0.0) / math.sqrt(T)
+            eps = check_scalar(params["eps_scale"], "eps_scale", low=0.0, high=MAX_MAGNITUDE) / math.sqrt(T)
         else:
-            eps = check_scalar(params.get("eps", 0.0), "eps", low=0.0)
+            eps = check_scalar(params.get("eps", 0.0), "eps", low=0.0, high=MAX_MAGNITUDE)
         lam1 = _initial_dual(params.get("lam1", 0.0), "lam1", "m", m)
         if np.any(lam1 < 0):
             raise InvalidInputError(f"lam1 must be >= 0 elementwise, got {lam1.tolist()}.")
         mu1 = _initial_dual(params.get("mu1", 0.0), "mu1", "l", l)
+        if m == 0:
+            _no_effect(
+                params, ("lam1", "eps", "eps_scale"), problem, "m = 0 black-box constraints (no lambda)"
+            )
+        if l == 0:
+            _no_effect(params, ("mu1",), problem, "l = 0 affine constraints (no mu)")
         return {"eta": eta, "eps": eps, "lam1": lam1, "mu1": mu1, "record": {"mode": "practical"}}
     which = check_choice(params.get("eps", "eps2"), "theory mode: eps", ("eps1", "eps2"))
     C = np.asarray(problem.hints["C"], dtype=float)
@@ -258,7 +296,7 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
         C,
         xi=problem.hints.get("xi"),
         rho=problem.hints.get("rho"),
-        B=float(problem.hints.get("B", 0.0)),
+        B=problem.hints.get("B", 0.0),
         l=l,
         beta_T=beta_T,
         gamma_T=gamma_T,
@@ -271,6 +309,8 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
         raise InvalidInputError(f"eps_cap must be a number >= 0 or 'xi/2', got {cap!r}.")
     if cap is not None and cap != "xi/2":
         cap = check_scalar(cap, "eps_cap", low=0.0)
+    if m == 0:
+        _no_effect(params, ("eps", "eps_cap"), problem, "m = 0 black-box constraints (no eps, no lambda)")
     if cap is not None and m > 0:
         cap_value = bound if cap == "xi/2" else cap
         if eps > cap_value:
@@ -312,7 +352,9 @@ def check_mode_params(params: dict[str, Any]) -> str:
 
 def _initial_dual(value: Any, name: str, size_name: str, size: int) -> np.ndarray:
     """``lam1`` / ``mu1``: a number (every entry) or a vector of ``size`` entries, as a ``(size,)`` array."""
-    arr = check_finite_array(value, name)
+    arr = as_real_array(value, name, "be numeric (real numbers)")
+    arr = check_finite_array(arr, name) if arr.ndim else np.asarray(check_scalar(float(arr), name))
+    _check_magnitude(arr, name)
     if arr.ndim <= 1 and arr.size == 1:  # a number, also as a 1-entry list (numpy broadcasting, as before)
         return np.full(size, float(arr.reshape(())))
     if arr.shape != (size,):

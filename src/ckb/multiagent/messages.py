@@ -33,23 +33,54 @@ from typing import Any
 
 import numpy as np
 
+from ckb._validation import as_real_array, short_repr
 from ckb.errors import InvalidInputError
 
 
-def _vector(value: Any, name: str) -> tuple[float, ...]:
-    arr = np.asarray(value, dtype=float).reshape(-1)
+def _vector(value: Any, name: str, *, nonnegative: bool = False) -> tuple[float, ...]:
+    """A 1-D vector of finite real numbers (a list, tuple or array) as a tuple of floats."""
+    if value is None or isinstance(value, (str, bytes, dict)):
+        raise InvalidInputError(
+            f"message field {name} must be a vector (list, tuple or 1-D array) of real numbers, got "
+            f"{short_repr(value, 60)}{'' if value is None else f' ({type(value).__name__})'}."
+        )
+    arr = as_real_array(value, f"message field {name}", "hold real numbers")
+    if arr.ndim != 1:
+        raise InvalidInputError(
+            f"message field {name} must be a vector (1-D), got shape {arr.shape}: {short_repr(value, 60)}."
+        )
     if not np.all(np.isfinite(arr)):
-        raise InvalidInputError(f"message field {name} must be finite, got {value!r}.")
+        raise InvalidInputError(f"message field {name} must be finite, got {short_repr(value, 60)}.")
+    if nonnegative and np.any(arr < 0):
+        raise InvalidInputError(f"message field {name} must be >= 0 elementwise, got {arr.tolist()}.")
     return tuple(float(v) for v in arr)
 
 
-def _scalar(value: Any, name: str, *, optional: bool = False) -> float | None:
+def _scalar(value: Any, name: str, *, optional: bool = False, nonnegative: bool = False) -> float | None:
+    """One finite real number (``None`` too when ``optional``) as a float."""
     if value is None and optional:
         return None
-    v = float(value)
+    if value is None:
+        raise InvalidInputError(f"message field {name} is missing (None); it must be a real number.")
+    arr = as_real_array(value, f"message field {name}", "be a real number")
+    if arr.ndim:
+        raise InvalidInputError(f"message field {name} must be a real number, got {short_repr(value, 60)}.")
+    v = float(arr)
     if not math.isfinite(v):
         raise InvalidInputError(f"message field {name} must be finite, got {value!r}.")
+    if nonnegative and v < 0:
+        raise InvalidInputError(f"message field {name} must be >= 0 (a variance), got {v!r}.")
     return v
+
+
+def _same_lengths(msg: Any, names: tuple[str, ...]) -> None:
+    """The vectors ``names`` of ``msg`` (those given) have one entry per constraint, the same count."""
+    lengths = {n: len(getattr(msg, n)) for n in names if getattr(msg, n) is not None}
+    if len(set(lengths.values())) > 1:
+        raise InvalidInputError(
+            f"{type(msg).__name__}: {', '.join(lengths)} must have one entry per constraint (the same "
+            f"length), got lengths {', '.join(str(v) for v in lengths.values())}."
+        )
 
 
 def _round(value: Any) -> int:
@@ -133,10 +164,20 @@ class CEIBroadcast(Message):
     def __post_init__(self) -> None:
         object.__setattr__(self, "round", _round(self.round))
         for name in ("f_mean", "f_var", "incumbent"):
-            object.__setattr__(self, name, _scalar(getattr(self, name), name, optional=True))
+            v = _scalar(getattr(self, name), name, optional=True, nonnegative=name == "f_var")
+            object.__setattr__(self, name, v)
         for name in ("g_mean", "g_var"):
             v = getattr(self, name)
-            object.__setattr__(self, name, None if v is None else _vector(v, name))
+            object.__setattr__(
+                self, name, None if v is None else _vector(v, name, nonnegative=name == "g_var")
+            )
+        given = [n for n in ("f_mean", "f_var", "g_mean", "g_var") if getattr(self, n) is not None]
+        if given and len(given) < 4:
+            raise InvalidInputError(
+                f"CEIBroadcast: f_mean, f_var, g_mean and g_var come together (all None in round 1), got "
+                f"only {', '.join(given)}."
+            )
+        _same_lengths(self, ("g_mean", "g_var"))
 
 
 @dataclass(frozen=True)
@@ -157,9 +198,10 @@ class PosteriorSummary(Message):
         object.__setattr__(self, "agent", _agent(self.agent))
         object.__setattr__(self, "round", _round(self.round))
         for name in ("f_mean", "f_var", "y_f"):
-            object.__setattr__(self, name, _scalar(getattr(self, name), name))
+            object.__setattr__(self, name, _scalar(getattr(self, name), name, nonnegative=name == "f_var"))
         for name in ("g_mean", "g_var", "y_g"):
-            object.__setattr__(self, name, _vector(getattr(self, name), name))
+            object.__setattr__(self, name, _vector(getattr(self, name), name, nonnegative=name == "g_var"))
+        _same_lengths(self, ("g_mean", "g_var", "y_g"))
 
 
 # ------------------------------------------------------------------------------ ADMM penalty (EI)

@@ -28,13 +28,24 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_bool, check_scalar, did_you_mean
+from ckb._validation import check_bool, check_scalar, did_you_mean, short_repr
 from ckb.errors import InvalidInputError
 from ckb.registry import Registry
 
 METHODS: Registry = Registry("multi-agent method")
 
 COMMON_PARAMS = ("beta", "clip", "surrogate", "tie_break", "gp_method")
+
+#: The largest absolute value a method's number (a step ``eta``, a margin ``eps``, an initial dual
+#: ``lam1``/``mu1``, a penalty ``Q``) may take. A primal score multiplies two of them with a table value
+#: (``eta lambda^T g``), and doubles overflow beyond about 1.8e308: at 1e100 such a product of values up to
+#: 1e100 stays finite, while no meaningful price, step or margin comes near it (they are in the units of
+#: the problem's tables, which are of order 1 in every shipped experiment).
+MAX_MAGNITUDE = 1e100
+
+_SURROGATES = ("gp", "oracle")
+_TIE_BREAKS = ("random", "first")
+_GP_METHODS = ("auto", "cholesky", "dense")
 
 
 @dataclass
@@ -49,14 +60,19 @@ def check_method_params(method: str, params: dict[str, Any], own: tuple[str, ...
     valid = COMMON_PARAMS + own
     for key in params:
         if key not in valid:
-            raise InvalidInputError(f"method {method!r} has no parameter {key!r}.{did_you_mean(key, valid)}")
+            hint = (
+                did_you_mean(key, valid) if isinstance(key, str) else f" Known: {', '.join(sorted(valid))}."
+            )
+            raise InvalidInputError(f"method {method!r} has no parameter {key!r}.{hint}")
 
 
 def agent_kwargs(
     problem, params: dict[str, Any], horizon: int, seed: int, trial: int
 ) -> list[dict[str, Any]]:
     """The kwargs every :class:`~ckb.multiagent.agent.GridAgent` takes, one dict per agent."""
-    surrogate = params.get("surrogate", "gp")
+    surrogate = _check_choice(params.get("surrogate", "gp"), "surrogate", _SURROGATES)
+    _check_choice(params.get("tie_break", "random"), "tie_break", _TIE_BREAKS)
+    _check_choice(params.get("gp_method", "auto"), "gp_method", _GP_METHODS)
     clip = check_bool(params.get("clip", True), "clip")
     C = np.asarray(problem.hints["C"], dtype=float)
     out = []
@@ -95,6 +111,16 @@ def agent_kwargs(
             }
         )
     return out
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``; else an error naming the parameter (any type of value)."""
+    if not isinstance(value, str) or value not in choices:
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        raise InvalidInputError(
+            f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {short_repr(value, 60)}.{hint}"
+        )
+    return value
 
 
 def build_setup(method: str, problem, params: dict[str, Any], horizon: int, seed: int, trial: int) -> Setup:

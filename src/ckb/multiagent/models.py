@@ -132,7 +132,7 @@ class LocalModel:
             self.t = 0
             return
         if kind != "gp":
-            raise InvalidInputError(f"model kind must be 'gp' or 'oracle', got {kind!r}.")
+            raise InvalidInputError(f"model kind (surrogate) must be 'gp' or 'oracle', got {kind!r}.")
         if kernel is None:
             raise InvalidInputError(
                 "a 'gp' model needs a kernel spec, e.g. {'type': 'se', 'lengthscale': 0.2}."
@@ -147,7 +147,7 @@ class LocalModel:
     # ------------------------------------------------------------------ beta
     def _setup_beta(self, beta: Any, n_agents: int, horizon: int) -> None:
         self._gamma_curve = None
-        if isinstance(beta, (int, float)) and not isinstance(beta, bool):
+        if isinstance(beta, (int, float, np.integer, np.floating)) and not isinstance(beta, bool):
             self._beta_const = check_scalar(beta, "beta", low=0.0)
             self.beta_spec: dict[str, Any] = {"type": "constant", "value": self._beta_const}
             return

@@ -39,16 +39,19 @@ Registered factories (``MULTIAGENT_PROBLEMS``): ``gp-samples`` (000 Sec. 5.1), `
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ckb._validation import (
+    as_real_array,
     check_bool,
     check_finite_array,
     check_noise_scale,
     check_params,
     check_scalar,
+    did_you_mean,
     short_repr,
 )
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError
@@ -112,25 +115,23 @@ class MultiAgentProblem:
             "constraint_noise_std",
         )
         self.kernel = _kernel_spec(kernel)
-        self.gp_noise = check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
+        self.gp_noise = check_gp_noise(gp_noise, self.kernel)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInputError(
+                f"metadata must be a dict of JSON-friendly facts, got {short_repr(metadata, 60)} "
+                f"({type(metadata).__name__})."
+            )
         self.metadata = dict(metadata or {})
         self.utility = utility
-        if hints is not None and not isinstance(hints, dict):
-            raise InvalidInputError(
-                f"hints must be a dict of public constants (C, xi, rho, B), got {hints!r} "
-                f"({type(hints).__name__})."
-            )
-        self.hints = dict(hints or {})
-        if "C" in self.hints:
-            self.hints["C"] = _clipping_bounds(self.hints["C"], len(self.grids), self.m)
-        else:  # the clipping bounds: the largest absolute table values
+        self.hints = _hints(hints, len(self.grids), self.m)
+        if "C" not in self.hints:  # the clipping bounds: the largest absolute table values
             self.hints["C"] = [
                 [float(np.max(np.abs(fi)))] + [float(np.max(np.abs(gi[:, j]))) for j in range(self.m)]
                 for fi, gi in zip(self.f, self.g)
             ]
         if "B" not in self.hints:
             self.hints["B"] = affine_range(self)
-        self._optimum = dict(optimum) if optimum is not None else None
+        self._optimum = _given_optimum(optimum)
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -214,6 +215,69 @@ def _kernel_spec(kernel: Any) -> dict | None:
     return dict(kernel)
 
 
+#: the public constants ``hints`` may hold (module docstring); ``xi`` and ``rho`` may be ``None`` (unknown)
+HINT_KEYS = ("C", "xi", "rho", "B")
+
+
+def _hints(hints: Any, N: int, m: int) -> dict[str, Any]:
+    """The public constants, checked: ``C`` (:func:`_clipping_bounds`), the Slater margin ``xi > 0``
+    (Assumption 5) and ``rho > 0`` (Lemma A.1), both finite or ``None``, and ``B >= 0`` finite (a norm);
+    any other key is refused (a misspelt constant would silently be absent)."""
+    if hints is None:
+        return {}
+    if not isinstance(hints, dict):
+        raise InvalidInputError(
+            f"hints must be a dict of public constants (C, xi, rho, B), got {short_repr(hints, 60)} "
+            f"({type(hints).__name__})."
+        )
+    out = dict(hints)
+    for key in out:
+        if key not in HINT_KEYS:
+            raise InvalidInputError(
+                f"hints has no constant {key!r} (C, xi, rho, B).{did_you_mean(str(key), HINT_KEYS)}"
+            )
+    if "C" in out:
+        out["C"] = _clipping_bounds(out["C"], N, m)
+    for key, what in (("xi", "the Slater margin of Assumption 5"), ("rho", "the rho of Lemma A.1")):
+        if out.get(key) is not None:
+            out[key] = check_scalar(out[key], f"hints[{key!r}] ({what})", low=0.0, low_inclusive=False)
+    if "B" in out:
+        out["B"] = check_scalar(out["B"], "hints['B'] (max_x ||Ax - b||)", low=0.0)
+    return out
+
+
+def check_gp_noise(gp_noise: Any, kernel: dict | None, name: str = "gp_noise (lambda)") -> float:
+    """``gp_noise`` > 0 and at least the agents' GPs' floor (:data:`ckb.surrogates.gp.MIN_NOISE` times the
+    kernel's prior variance), so that a value the GPs would refuse is refused here, under its own name."""
+    from ckb.kernels import make_kernel
+    from ckb.surrogates.gp import MIN_NOISE, kernel_scale
+
+    noise = check_scalar(gp_noise, name, low=0.0, low_inclusive=False)
+    if kernel is None:
+        return noise
+    scale = kernel_scale(make_kernel(dict(kernel)))
+    if noise < MIN_NOISE * scale:
+        raise InvalidInputError(
+            f"{name} must be >= {MIN_NOISE:g} times the kernel's prior variance ({scale:g}), i.e. >= "
+            f"{MIN_NOISE * scale:g} (below it the agents' GP updates lose every digit), got {noise!r}."
+        )
+    return noise
+
+
+def _given_optimum(optimum: Any) -> dict | None:
+    """A factory's known optimum: ``None`` or a dict with a finite ``f_star``."""
+    if optimum is None:
+        return None
+    if not isinstance(optimum, dict) or "f_star" not in optimum:
+        raise InvalidInputError(
+            f"optimum must be None or a dict with a finite 'f_star' (and e.g. 'method'), got "
+            f"{short_repr(optimum, 60)}."
+        )
+    opt = dict(optimum)
+    opt["f_star"] = check_scalar(opt["f_star"], "optimum['f_star']")
+    return opt
+
+
 def _clipping_bounds(C: Any, N: int, m: int) -> list[list[float]]:
     """The clipping bounds ``hints["C"]``: finite, ``>= 0``, one row per agent and one column per function
     (objective, then the ``m`` constraints)."""
@@ -240,7 +304,7 @@ def _value_tables(f: list, g: list | None, grids: list[np.ndarray]) -> tuple[lis
         raise InvalidInputError(f"g must have one table per agent ({N}), got {len(g)}.")
     tables = []
     for i, (gi, X) in enumerate(zip(g, grids)):
-        gi = np.asarray(gi, dtype=float)
+        gi = as_real_array(gi, f"g of agent {i}")
         if gi.size and (gi.ndim > 2 or gi.shape[0] != X.shape[0]):
             raise InvalidInputError(
                 f"g of agent {i} must have {X.shape[0]} rows (one per grid point) and one column per "
@@ -262,6 +326,8 @@ def _affine_blocks(A: list | None, b: Any, grids: list[np.ndarray]) -> tuple[lis
                 f"b was given without A: the coupling sum_i A_i x_i = b needs both (b = {short_repr(b, 60)})."
             )
         return [np.zeros((0, X.shape[1])) for X in grids], np.zeros(0)
+    if b is None:
+        raise InvalidInputError("A was given without b: the coupling sum_i A_i x_i = b needs both.")
     if len(A) != len(grids):
         raise InvalidInputError(f"A must have one block per agent ({len(grids)}), got {len(A)}.")
     A = [check_finite_array(Ai, f"A_{i}", ndim=2) for i, Ai in enumerate(A)]
@@ -306,7 +372,7 @@ def grid_optimum(
     if method == "exhaustive":
         return _exhaustive(problem)
     if method == "milp":
-        return _milp(problem)
+        return _milp(problem, max_joint)
     raise InvalidInputError(f"optimum method must be 'auto', 'exhaustive' or 'milp', got {method!r}.")
 
 
@@ -318,7 +384,7 @@ def _exhaustive(problem: MultiAgentProblem) -> dict[str, Any]:
         feas &= np.all(Gs <= 0.0, axis=1)
     if problem.l:
         AX = _joint(problem.ax_tables) - problem.b
-        feas &= np.all(np.abs(AX) <= _EQ_TOL * max(1.0, float(np.abs(problem.b).max())), axis=1)
+        feas &= np.all(np.abs(AX) <= _eq_tol(problem), axis=1)
     if not feas.any():
         raise InvalidInputError(f"problem {problem.name!r} has no feasible point on the joint grid.")
     Ff = np.where(feas, F, np.inf)
@@ -337,7 +403,29 @@ def _exhaustive(problem: MultiAgentProblem) -> dict[str, Any]:
     return out
 
 
-def _milp(problem: MultiAgentProblem) -> dict[str, Any]:
+def _eq_tol(problem: MultiAgentProblem) -> float:
+    """How far ``sum_i A_i x_i`` may be from ``b`` on the grid: ``1e-9`` relative to ``max(1, |b|)``."""
+    return _EQ_TOL * max(1.0, float(np.abs(problem.b).max()))
+
+
+def is_feasible(problem: MultiAgentProblem, indices: list[int]) -> bool:
+    """Whether the joint grid point ``indices`` meets the constraints: the exhaustive search's exact test
+    (``sum_i g_i <= 0`` with no tolerance, the equalities to :func:`_eq_tol`), summed in its order."""
+    if problem.m:
+        gs = _joint([gi[[k]] for gi, k in zip(problem.g, indices)])[0]
+        if not np.all(gs <= 0.0):
+            return False
+    if problem.l:
+        ax = _joint([t[[k]] for t, k in zip(problem.ax_tables, indices)])[0] - problem.b
+        if not np.all(np.abs(ax) <= _eq_tol(problem)):
+            return False
+    return True
+
+
+def _milp(problem: MultiAgentProblem, max_joint: int = 4_000_000) -> dict[str, Any]:
+    """The MILP's optimum, re-checked with :func:`is_feasible` (HiGHS accepts constraint violations within
+    its tolerance): a point failing it falls back to the exhaustive search when the joint grid has at most
+    ``max_joint`` points, and is an error otherwise (never an infeasible optimum)."""
     from scipy.optimize import Bounds, milp
 
     c, cons = _assignment_lp(problem)
@@ -349,6 +437,14 @@ def _milp(problem: MultiAgentProblem) -> dict[str, Any]:
     z = np.round(res.x).astype(int)
     offs = np.cumsum([0, *problem.sizes])
     idx = [int(np.argmax(z[offs[i] : offs[i + 1]])) for i in range(problem.n_agents)]
+    if not is_feasible(problem, idx):
+        if joint_size(problem) <= max_joint:
+            return _exhaustive(problem)
+        raise InvalidInputError(
+            f"problem {problem.name!r}: the MILP's joint grid point {idx} violates the constraints beyond "
+            f"the exact test (within the solver's tolerance only), and the joint grid of "
+            f"{joint_size(problem):.3g} points is too large to search exhaustively (max_joint = {max_joint})."
+        )
     f_star = float(sum(fi[k] for fi, k in zip(problem.f, idx)))
     return {
         "f_star": f_star,
@@ -416,7 +512,11 @@ def water_filling(gains: np.ndarray, budget: float, p_max: float) -> tuple[np.nd
     KKT: :math:`p_i = \min\{p_{\max}, [w - 1/a_i]^+\}` with the water level ``w`` set by bisection so that
     the budget is spent exactly. Returns ``(p*, w)``.
     """
-    a = np.asarray(gains, dtype=float)
+    a = check_finite_array(gains, "gains", ndim=1)
+    if a.size == 0 or np.any(a <= 0):
+        raise InvalidInputError(f"gains must be > 0 (at least one), got {short_repr(a.tolist())}.")
+    p_max = check_scalar(p_max, "p_max", low=0.0)
+    budget = check_scalar(budget, "budget P")
     if budget < 0 or budget > p_max * a.shape[0]:
         raise InvalidInputError(
             f"budget P must be in [0, N p_max] = [0, {p_max * a.shape[0]}], got {budget}."
@@ -441,7 +541,13 @@ def make_multiagent_problem(name: str, rng: np.random.Generator, **params: Any) 
             f"{short_repr(rng, 60)} ({type(rng).__name__})."
         )
     check_params(factory, params, f"multi-agent problem {name!r}", skip=("rng",))
-    return factory(rng, **params)
+    problem = factory(rng, **params)
+    if not isinstance(problem, MultiAgentProblem):
+        raise InvalidInputError(
+            f"the factory of multi-agent problem {name!r} returned {short_repr(problem, 60)} "
+            f"({type(problem).__name__}), not a MultiAgentProblem."
+        )
+    return problem
 
 
 # ------------------------------------------------------------------------------- factories
@@ -467,6 +573,17 @@ def _check_gp_samples_size(N: int, m: int, G: int) -> None:
             f"gp-samples would tabulate n_agents (m + 1) grid_size = {N} * {m + 1} * {G} = {N * (m + 1) * G} "
             f"values (n_agents = {N}, m = {m}, grid_size = {G}); at most {MAX_GP_SAMPLES_VALUES} are allowed."
         )
+
+
+def _check_require_active(require_active: Any, m: int) -> bool:
+    """``require_active`` as a boolean; ``True`` with ``m = 0`` (no constraint to be active) is refused."""
+    require_active = check_bool(require_active, "require_active")
+    if require_active and m == 0:
+        raise InvalidInputError(
+            "require_active = True needs a black-box constraint (m >= 1); with m = 0 it would have no "
+            "effect: drop it or set m >= 1."
+        )
+    return require_active
 
 
 def _se_cholesky(grid: np.ndarray, ls: float, var: float, jitter: float) -> np.ndarray:
@@ -525,8 +642,8 @@ def gp_samples(
     min_slater = check_scalar(min_slater, "min_slater", low=0.0)
     max_tries = int(check_scalar(max_tries, "max_tries", low=1, integer=True))
     check_noise_scale(noise_std, "noise_std")
-    check_scalar(gp_noise, "gp_noise (lambda)", low=0.0, low_inclusive=False)
-    require_active = check_bool(require_active, "require_active")
+    check_gp_noise(gp_noise, {"type": "se", "lengthscale": ls, "variance": var})
+    require_active = _check_require_active(require_active, m)
     grid = np.linspace(-1.0, 1.0, G)[:, None]
     L = _se_cholesky(grid, ls, var, jitter)
     kernel = {"type": "se", "lengthscale": ls, "variance": var}
@@ -566,6 +683,35 @@ def gp_samples(
     )
 
 
+#: The largest ``n_agents grid_size`` of ``power-allocation``: each agent holds tables of ``grid_size``
+#: values (its costs, its affine image, its GP's posterior on the grid), 8 bytes each; at 10^7 values one
+#: such array is 80 MB and a few of them stay well under 1 GB. The shipped specs use at most 5 * 1001.
+MAX_POWER_ALLOCATION_VALUES = 10_000_000
+
+
+def _check_power_grid(N: int, G: int, frac: float) -> None:
+    """Refuse a ``power-allocation`` too large to tabulate, or whose grid does not contain ``P/N``."""
+    if N * G > MAX_POWER_ALLOCATION_VALUES:
+        raise InvalidInputError(
+            f"power-allocation would tabulate n_agents grid_size = {N} * {G} = {N * G} values "
+            f"(n_agents = {N}, grid_size = {G}); at most {MAX_POWER_ALLOCATION_VALUES} are allowed."
+        )
+    steps = frac * (G - 1)  # P/N in grid steps of p_max / (grid_size - 1)
+    if abs(steps - round(steps)) <= 1e-9 * steps and round(steps) >= 1:
+        return
+    near = sorted({j for j in (math.floor(steps), math.ceil(steps)) if 1 <= j <= G - 2})
+    fix = [f"budget_fraction = {' or '.join(f'{j / (G - 1):.6g}' for j in near)}"] if near else []
+    ratio = Fraction(frac).limit_denominator(10_000)
+    if abs(float(ratio) - frac) <= 1e-12:
+        size = ratio.denominator * max(1, round((G - 1) / ratio.denominator)) + 1
+        fix.append(f"grid_size = {size}")
+    raise InvalidInputError(
+        f"power-allocation: the grid of grid_size = {G} points on [0, p_max] does not contain P/N = "
+        f"budget_fraction p_max (budget_fraction = {frac!r}: budget_fraction (grid_size - 1) = {steps:.6g} "
+        f"must be an integer >= 1); use {' or '.join(fix) or 'a budget_fraction of k / (grid_size - 1)'}."
+    )
+
+
 @MULTIAGENT_PROBLEMS.register("power-allocation")
 def power_allocation(
     rng: np.random.Generator,
@@ -587,7 +733,10 @@ def power_allocation(
     parallel Gaussian channel rate :math:`U_i(p) = \ln(1 + a_i p)` with gain-to-noise ratios
     :math:`a_i = h_i / n_i` log-uniform on ``[gain_low, gain_high]`` (drawn per instance), budget
     :math:`P = \text{budget\_fraction} \cdot N p_{\max}`, a grid of ``grid_size`` points on
-    :math:`[0, p_{\max}]` (containing :math:`P/N`). Costs :math:`f_i = -U_i`; :math:`A_i = 1`, :math:`b = P`,
+    :math:`[0, p_{\max}]` containing :math:`P/N` (``budget_fraction (grid_size - 1)`` must be an integer,
+    else an error names the nearest values that work: otherwise no joint grid allocation would spend
+    :math:`P` exactly, or only uneven ones would). ``n_agents grid_size`` is at most
+    :data:`MAX_POWER_ALLOCATION_VALUES`. Costs :math:`f_i = -U_i`; :math:`A_i = 1`, :math:`b = P`,
     ``m = 0``. The optimum over the continuous box is water-filling (:func:`water_filling`, closed form
     up to the water level), the known answer regret is measured against. :math:`\rho` of Lemma A.1:
     the ball around :math:`\tilde x = (P/N) e` inside the box, :math:`\tilde\rho = \min(P/N, p_{\max} - P/N)`,
@@ -601,6 +750,7 @@ def power_allocation(
     lo = check_scalar(gain_low, "gain_low", low=0.0, low_inclusive=False)
     hi = check_scalar(gain_high, "gain_high", low=lo)
     G = int(check_scalar(grid_size, "grid_size", low=2, integer=True))
+    _check_power_grid(N, G, frac)
     a = np.exp(rng.uniform(math.log(lo), math.log(hi), size=N))
     P = frac * N * p_max
     grid = np.linspace(0.0, p_max, G)[:, None]

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ckb._validation import did_you_mean
-from ckb.errors import CKBError, SpecError, UnknownNameError
-from ckb.framework.spec import SpecBase, algorithm_tables, problem_table
+from ckb.errors import InvalidInputError, SpecError, UnknownNameError
+from ckb.framework.spec import SpecBase, algorithm_tables, blamed, problem_table
 
 #: per-label keys that are not method parameters
 _LABEL_KEYS = ("method", "horizon", "problem", "backend", "backend_options")
@@ -117,8 +117,11 @@ class MultiAgentSpec(SpecBase):
         return out
 
     def validate(self) -> MultiAgentSpec:
-        """Build trial 0's instance and every label's agents in-process once, so bad values fail early."""
-        from ckb.multiagent.backends import BACKENDS
+        """Build trial 0's instance and every label's agents in-process once, so bad values fail early.
+
+        Each part is built on its own, so an error blames the table it comes from; an error that is not
+        ckb's own (a plugin's factory may raise a plain ``ValueError``) is given on one line with its type
+        (:func:`ckb.framework.spec.blamed`)."""
         from ckb.multiagent.methods import METHODS, build_setup
         from ckb.multiagent.problems import MULTIAGENT_PROBLEMS, make_multiagent_problem
 
@@ -133,20 +136,44 @@ class MultiAgentSpec(SpecBase):
                 METHODS.canonical(s["method"])
             except UnknownNameError as exc:
                 raise SpecError(f"field 'algorithms.{label}.method'{where}: {exc}") from None
-            if s["backend"] not in BACKENDS:
-                raise SpecError(
-                    f"field 'algorithms.{label}.backend'{where}: unknown backend {s['backend']!r}."
-                    f"{did_you_mean(s['backend'], BACKENDS)}"
-                )
+            _check_backend(label, s["backend"], s["backend_options"], where)
             cfg = next(c for c in self.configs() if c.algorithm == label)
-            try:
+            with blamed(
+                f"field 'problem'{where} (algorithm {label!r})",
+                f"multi-agent problem {self.problem!r} could not be built: ",
+            ):
                 problem = make_multiagent_problem(self.problem, cfg.rng(0), **s["problem_params"])
-            except CKBError as exc:
-                raise SpecError(f"field 'problem'{where} (algorithm {label!r}): {exc}") from None
-            try:
+            with blamed(f"field 'algorithms.{label}'{where}"):
                 setup = build_setup(s["method"], problem, s["method_params"], s["horizon"], self.seed, 0)
                 for kw in setup.agent_kwargs:
                     setup.agent_cls(**kw)
-            except CKBError as exc:
-                raise SpecError(f"field 'algorithms.{label}'{where}: {exc}") from None
         return self
+
+
+def _check_backend(label: str, backend: Any, options: dict[str, Any], where: str) -> None:
+    """A label's ``backend`` is a known name and its ``backend_options`` are ones that backend takes
+    (none for ``"inprocess"``; the keyword parameters of :class:`~ckb.multiagent.ray_backend.RayBackend`
+    for ``"ray"``), checked here so that a bad spec fails before anything runs."""
+    from ckb._validation import check_params, short_repr
+    from ckb.multiagent.backends import BACKENDS
+
+    field = f"field 'algorithms.{label}.backend'{where}"
+    if not isinstance(backend, str):
+        raise SpecError(
+            f"{field} must be a backend name ({', '.join(repr(b) for b in BACKENDS)}), got "
+            f"{short_repr(backend, 60)} ({type(backend).__name__})."
+        )
+    if backend not in BACKENDS:
+        raise SpecError(f"{field}: unknown backend {backend!r}.{did_you_mean(backend, BACKENDS)}")
+    field = f"field 'algorithms.{label}.backend_options'{where}"
+    if backend == "inprocess" and options:
+        raise SpecError(f"{field}: the 'inprocess' backend takes no options, got {sorted(options)}.")
+    if backend == "ray":
+        from ckb.multiagent.ray_backend import RayBackend
+
+        try:
+            check_params(
+                RayBackend.__init__, options, "the 'ray' backend", skip=("self", "agent_cls", "agent_kwargs")
+            )
+        except InvalidInputError as exc:
+            raise SpecError(f"{field}: {exc}") from None
