@@ -87,11 +87,11 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None, shape:
             want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
             raise InvalidInputError(f"{name} must have shape {want}, got {arr.shape}.")
     if not np.all(np.isfinite(arr)):
+        if not arr.ndim:  # one number: no entry to point at
+            raise InvalidInputError(f"{name} must be finite, got {float(arr)!r}.")
         bad = np.argwhere(~np.isfinite(arr))[0]
-        where = tuple(int(i) for i in bad) if arr.ndim else ()
-        raise InvalidInputError(
-            f"{name} must be finite, but entry {where} is {arr[tuple(bad)] if arr.ndim else arr!r}."
-        )
+        where = tuple(int(i) for i in bad)
+        raise InvalidInputError(f"{name} must be finite, but entry {where} is {arr[tuple(bad)]!r}.")
     return arr
 
 

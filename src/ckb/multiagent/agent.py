@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_choice, check_finite_array, check_scalar, one_line, short_repr
+from ckb._validation import check_choice, check_finite_array, check_params, check_scalar, one_line, short_repr
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie
 from ckb.multiagent.environment import EnvironmentLog, LocalSystem, rng_state, seed_sequence, set_rng_state
@@ -44,6 +44,15 @@ from ckb.multiagent.models import LocalModel
 HARNESS_METHODS = ("environment_log", "state_dict", "load_state_dict", "observations")
 
 _TIE_BREAKS = ("random", "first")
+
+
+def _check_part(value: Any, name: str, init, agent: int, skip: tuple[str, ...]) -> None:
+    """An agent's ``system`` or ``model`` table: a dict of the keyword parameters ``init`` takes."""
+    if not isinstance(value, dict):
+        raise InvalidInputError(
+            f"agent {agent}: {name} must be a dict of keyword parameters, got {short_repr(value, 60)}."
+        )
+    check_params(init, value, f"agent {agent}'s {name}", skip=skip)
 
 
 class GridAgent:
@@ -85,6 +94,8 @@ class GridAgent:
         self.ax_grid = grid @ A.T  # (G, l): A_i x for every grid point
         self.tie_break = check_choice(tie_break, "tie_break", _TIE_BREAKS)
         self.rng = np.random.default_rng(seed_sequence(seed))
+        _check_part(system, "system", LocalSystem.__init__, agent, ("self", "agent", "grid", "horizon"))
+        _check_part(model, "model", LocalModel.__init__, agent, ("self", "grid", "m", "horizon"))
         self.system = LocalSystem(self.agent, grid, horizon=self.horizon, **system)
         if self.system.m != self.m:
             raise InvalidInputError(

@@ -117,6 +117,11 @@ BACKENDS: dict[str, Callable[..., AgentBackend]] = {"inprocess": _inprocess_fact
 
 def make_backend(name: str, agent_cls: type, agent_kwargs: Sequence[dict], **options: Any) -> AgentBackend:
     """Build the backend ``name`` ("inprocess" or "ray") holding ``agent_cls(**agent_kwargs[i])``."""
+    if not isinstance(name, str):
+        raise UnknownNameError(
+            f"agent backend must be a name ({', '.join(repr(b) for b in BACKENDS)}), got {name!r:.60} "
+            f"({type(name).__name__})."
+        )
     if name not in BACKENDS:
         raise UnknownNameError(f"Unknown agent backend {name!r}.{did_you_mean(name, BACKENDS)}")
     return BACKENDS[name](agent_cls, agent_kwargs, **options)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ckb._validation import check_scalar
 from ckb.errors import InvalidInputError
 
 
@@ -32,7 +33,7 @@ class Coordinator:
     reply_type: type = object
 
     def __init__(self, n_agents: int) -> None:
-        self.n_agents = int(n_agents)
+        self.n_agents = int(check_scalar(n_agents, "n_agents", low=1, integer=True))
         self.t = 1  # the round whose messages ``outgoing`` builds
 
     def outgoing(self) -> list[Any]:  # pragma: no cover - interface

@@ -41,17 +41,21 @@ def seed_sequence(seed: Any) -> np.random.SeedSequence:
     """A ``SeedSequence`` from an int, ``[entropy, *spawn_key]`` or ``{"entropy", "spawn_key"}``."""
     if isinstance(seed, np.random.SeedSequence):
         return seed
-    if isinstance(seed, dict):
-        return np.random.SeedSequence(
-            int(seed["entropy"]), spawn_key=tuple(int(k) for k in seed["spawn_key"])
-        )
-    if isinstance(seed, (list, tuple)) and seed:
-        return np.random.SeedSequence(int(seed[0]), spawn_key=tuple(int(k) for k in seed[1:]))
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return np.random.SeedSequence(int(seed))
-    raise InvalidInputError(
-        f"seed must be an int, [entropy, *spawn_key] or {{'entropy', 'spawn_key'}}, got {seed!r}."
-    )
+    try:
+        if isinstance(seed, dict):
+            parts = [seed["entropy"], *seed["spawn_key"]]
+        elif isinstance(seed, (list, tuple)) and seed:
+            parts = list(seed)
+        else:
+            parts = [seed]
+        if not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0 for k in parts):
+            raise ValueError
+        return np.random.SeedSequence(int(parts[0]), spawn_key=tuple(int(k) for k in parts[1:]))
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInputError(
+            "seed must be an int >= 0, [entropy, *spawn_key] or {'entropy', 'spawn_key'} of ints >= 0, got "
+            f"{seed!r:.80}."
+        ) from None
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:

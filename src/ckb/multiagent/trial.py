@@ -51,6 +51,11 @@ class MultiAgentTrialConfig(SeededConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if not isinstance(self.backend, str):
+            raise InvalidInputError(
+                f"MultiAgentTrialConfig.backend must be a backend name ('inprocess' or 'ray'), got "
+                f"{short_repr(self.backend, 40)} ({type(self.backend).__name__})."
+            )
         for name in ("method_params", "problem_params", "backend_options"):
             value = getattr(self, name)
             if not isinstance(value, Mapping):
