@@ -18,8 +18,12 @@ def test_the_guide_runs(tmp_path):
     (spec,) = blocks("toml")
     (command,) = blocks("bash")
     (tmp_path / "my_problems.py").write_text(module)  # beside the spec, as the guide has it
-    (tmp_path / "my.toml").write_text(spec)
     argv = command.split()
+    spec_file = argv[3]  # the file the guide's command runs, named in its spec block's first line
+    assert spec.startswith(f"# {spec_file}\n"), spec_file
+    # not the README quick start's file: a reader following both in one folder had this run refused
+    assert f"> {spec_file}`" not in (DOC.parents[1] / "README.md").read_text()
+    (tmp_path / spec_file).write_text(spec)
     assert argv[:2] == ["PYTHONPATH=.", "ckb"]  # the guide's command, its PYTHONPATH prefix included
     argv = argv[1:]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([".", os.environ.get("PYTHONPATH", "")])}
@@ -33,8 +37,10 @@ def test_the_guide_runs(tmp_path):
         timeout=300,
     )
     assert res.returncode == 0, res.stdout + res.stderr
-    assert (tmp_path / "runs" / "my" / "summary.json").exists()
-    assert len(list((tmp_path / "runs" / "my" / "traces" / "igp-ucb").glob("trial-*.npz"))) == 2
+    out = tmp_path / "runs" / Path(spec_file).stem  # where the guide says the results go
+    assert f"`runs/{out.name}/`" in DOC.read_text()
+    assert (out / "summary.json").exists()
+    assert len(list((out / "traces" / "igp-ucb").glob("trial-*.npz"))) == 2
     # with two workers the plugin reaches the worker processes, and --plugin works without the spec field
     (tmp_path / "cli.toml").write_text(spec.replace('plugins = ["my_problems"]\n', ""))
     res = subprocess.run(
