@@ -194,12 +194,19 @@ class RaySession:
                 runtime_env=self.runtime_env,
             )
             if address is None:
-                ray.init(
-                    address="local",
-                    num_cpus=self.num_cpus or os.cpu_count() or 1,
-                    logging_level=logging.ERROR,
-                    **common,
-                )
+                try:
+                    ray.init(
+                        address="local",
+                        num_cpus=self.num_cpus or os.cpu_count() or 1,
+                        logging_level=logging.ERROR,
+                        **common,
+                    )
+                except Exception as exc:  # e.g. its temporary folder (RAY_TMPDIR) not writable
+                    raise CKBError(
+                        f"Cannot start a local Ray instance for {self.what}: {type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:300]}. Check RAY_TMPDIR (Ray writes its session "
+                        "files there, default /tmp/ray), or run without Ray."
+                    ) from None
                 self.mode = "local"
             else:
                 probe_address(address, from_env=not self.address)

@@ -23,7 +23,9 @@ folder (or other non-file) where a file is written, or a file where the traces g
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -309,11 +311,43 @@ def run_pipeline(
     except OSError as exc:
         raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
     options = {"workers": workers, "executor": executor, "executor_options": executor_options}
-    results = _sweep_recorded(kind, spec, out, on_done, **options)
-    summary, curves = kind.summarize(spec, results)
-    _say_fewer_trials(out, spec)
-    kind.write(out, spec, summary)
-    if plots:
-        summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
-    kind.finish(out, spec, summary)
+    with folder_lock(out):
+        check_run_folder(spec, out)  # again: another run may have recorded its spec before the lock
+        results = _sweep_recorded(kind, spec, out, on_done, **options)
+        summary, curves = kind.summarize(spec, results)
+        _say_fewer_trials(out, spec)
+        kind.write(out, spec, summary)
+        if plots:
+            summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
+        kind.finish(out, spec, summary)
     return summary
+
+
+@contextmanager
+def folder_lock(out: Path):
+    """Hold an exclusive lock on the folder ``out`` while a run writes there; a second run into the same
+    folder is refused at once, in one line. Before, two runs with different seeds into one folder could
+    both finish, leaving a summary that mixed their trials, and the same command started twice ran every
+    trial twice. An advisory ``flock`` on the folder itself (no file is added): the system releases it
+    when the process ends, kill -9 included, so a stale lock never blocks a later run. Where the folder
+    cannot be locked (no ``fcntl`` on Windows, a file system without ``flock``) runs are not locked."""
+    try:
+        import fcntl
+
+        fd = os.open(out, os.O_RDONLY)
+    except (ImportError, OSError):  # pragma: no cover - Windows, or a folder that cannot be opened so
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CKBError(
+                f"output folder {str(out)!r} is in use by another ckb run; nothing was run. Wait for it to "
+                "finish, or use another --out."
+            ) from None
+        except OSError:  # pragma: no cover - a file system without flock: run unlocked
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
