@@ -320,6 +320,23 @@ def _guarded(method):
 _TABLES = ("meta", "policy_states", "studies", "trials")
 
 
+def _when_free(statement, timeout: float):
+    """Run ``statement()``, retrying while SQLite says the file is locked, for up to ``timeout`` seconds.
+    SQLite answers ``PRAGMA journal_mode=WAL`` with "database is locked" at once, without its busy
+    timeout, while another connection holds a write lock: two processes creating one study file at the
+    same moment then failed within a second with a message claiming a 60 s wait."""
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            return statement()
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+
+
 def _classify(conn: sqlite3.Connection) -> tuple[str, list[str], str | None]:
     """``("ckb" | "empty" | "foreign", tables, schema_version)`` of an open database: "ckb" needs the
     ``meta`` table's ``schema_version`` and, for this version, every table of :data:`_TABLES`."""
@@ -504,7 +521,7 @@ class StudyStorage:
 
     def _prepare_writer(self) -> None:
         """WAL mode, then (under the write lock) the schema for a new file or the migrations of an old one."""
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        _when_free(lambda: self._conn.execute("PRAGMA journal_mode=WAL"), self.timeout)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         with self._tx(immediate=True) as c:
             what, tables, _ = kind = _classify(c)
