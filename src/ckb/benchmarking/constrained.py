@@ -51,6 +51,7 @@ import numpy as np
 
 from ckb._validation import check_scalar, did_you_mean
 from ckb.errors import CKBError, InvalidInputError, UnknownNameError
+from ckb.framework.report import save_figure
 from ckb.io import atomic_write, write_json
 from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS, ConstrainedBenchmark
 from ckb.problems.problem import Problem
@@ -1086,7 +1087,6 @@ def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
         fig.suptitle(f"{p}: {facts['source']}")
         fig.tight_layout()
         path = out / plot_name(p)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        save_figure(fig, path)
         paths.append(path)
     return paths

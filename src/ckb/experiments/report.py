@@ -29,6 +29,7 @@ from ckb.framework.report import (
     loglog_slope,
     loglog_slopes,
     plot_mean_curves,
+    save_figure,
     stats,
     table_rows,
     write_summary,
@@ -170,6 +171,5 @@ def _boxplot(out: Path, metric: str, all_curves: dict[str, dict[str, np.ndarray]
     axes[-1, 0].set_xlabel("round t")
     fig.tight_layout()
     path = Path(out) / f"box_{metric}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path

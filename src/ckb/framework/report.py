@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb.io import write_json
+from ckb.io import atomic_write, write_json
 
 
 def stats(values: np.ndarray) -> dict[str, Any]:
@@ -149,10 +149,20 @@ def plot_mean_curves(
         ax.legend(fontsize=legend_size)
         fig.tight_layout()
         path = Path(out) / f"{metric}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        save_figure(fig, path)
         paths.append(path)
     return paths
+
+
+def save_figure(fig, path: Path, dpi: int = 110) -> None:
+    """Write ``fig`` as a PNG at ``path`` atomically (a temporary file renamed into place, as every ckb
+    output), then close it. Before, a run interrupted while plotting left a cut PNG of 124 bytes."""
+    import matplotlib.pyplot as plt
+
+    try:
+        atomic_write(Path(path), lambda fh: fig.savefig(fh, dpi=dpi, format="png"))
+    finally:
+        plt.close(fig)
 
 
 # ----------------------------------------------------------------------------------- printed report
