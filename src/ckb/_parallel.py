@@ -5,7 +5,7 @@ A light module (no numpy/scipy import), because every Ray worker and actor proce
 BLAS pinning: :func:`pin_blas_threads` limits a worker's BLAS/OpenMP pools to one thread, so ``W``
 workers (or N agents sharing the cores) never oversubscribe the machine.
 
-Ray start-up: Ray is an optional extra (``pip install 'ckb[ray]'``); this module imports it only when a
+Ray start-up: Ray is an optional extra (``pip install -e '.[ray]'``); this module imports it only when a
 session starts, so ``import ckb`` never needs it.
 
 Where a session runs (:class:`RaySession`), in this order:
@@ -74,7 +74,8 @@ def pin_blas_threads(n: int = 1) -> None:
     _LIMITS = threadpool_limits(limits=n)  # keep a reference: the limit holds while it lives
 
 
-INSTALL_HINT = "pip install 'ckb[ray]'"
+#: ckb is not on PyPI: its extras install from a checkout (``pip install 'ckb[ray]'`` finds no such package)
+INSTALL_HINT = "pip install -e '.[ray]' in your ckb checkout"
 
 
 class RayNotInstalledError(CKBError, ImportError):

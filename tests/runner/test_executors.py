@@ -125,11 +125,12 @@ def test_missing_ray_gives_the_install_command(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(
-        RayNotInstalledError, match=r"--executor ray needs Ray.*pip install 'ckb\[ray\]'"
+        RayNotInstalledError,
+        match=r"--executor ray needs Ray.*pip install -e '\.\[ray\]' in your ckb checkout",
     ) as info:
         list(RayExecutor(2).map_unordered(_square, [1]))
     assert isinstance(info.value, ImportError) and isinstance(info.value, CKBError)
-    assert INSTALL_HINT == "pip install 'ckb[ray]'"
+    assert INSTALL_HINT == "pip install -e '.[ray]' in your ckb checkout"  # ckb is not on PyPI
 
 
 def test_get_executor_names_and_options():

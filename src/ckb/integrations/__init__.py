@@ -2,5 +2,5 @@
 optional extra).
 
 - :mod:`ckb.integrations.optuna`: :class:`~ckb.integrations.optuna.CKBSampler`, ckb's optimizer policies
-  as an Optuna sampler (``pip install 'ckb[optuna]'``; ``python -m ckb.integrations.optuna --demo``).
+  as an Optuna sampler (``pip install -e '.[optuna]'``; ``python -m ckb.integrations.optuna --demo``).
 """

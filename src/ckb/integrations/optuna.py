@@ -1,4 +1,4 @@
-r"""``CKBSampler``: ckb's optimizer policies as an Optuna sampler (``pip install 'ckb[optuna]'``).
+r"""``CKBSampler``: ckb's optimizer policies as an Optuna sampler (``pip install -e '.[optuna]'``).
 
 ::
 
@@ -160,9 +160,13 @@ try:
     from optuna.study import StudyDirection
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as exc:  # pragma: no cover - the optuna extra is missing
-    raise ImportError(
-        "ckb.integrations.optuna needs Optuna, which is not installed: pip install 'ckb[optuna]'."
-    ) from exc
+    _MISSING = (
+        "ckb.integrations.optuna needs Optuna, which is not installed: pip install -e '.[optuna]' in your ckb "
+        f"checkout (ckb is not on PyPI) ({exc})."
+    )
+    if __name__ == "__main__":  # python -m ckb.integrations.optuna --demo: one line, not a traceback
+        sys.exit(f"error: {_MISSING}")
+    raise ImportError(_MISSING) from exc
 
 from ckb._validation import check_bool, check_scalar, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError

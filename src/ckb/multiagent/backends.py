@@ -100,7 +100,7 @@ def _ray_factory(agent_cls: type, agent_kwargs: Sequence[dict], **options: Any) 
         from ckb.multiagent.ray_backend import RayBackend
     except ImportError as exc:  # ray itself missing, or the backend module not installed
         raise ImportError(
-            "The 'ray' backend needs Ray: install it with `pip install 'ckb[ray]'` (or `pip install ray`)."
+            "The 'ray' backend needs Ray: install it with `pip install -e '.[ray]'` in your ckb checkout (or `pip install ray`)."
             f" ({exc})"
         ) from exc
     return RayBackend(agent_cls, agent_kwargs, **options)

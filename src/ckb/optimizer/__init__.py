@@ -13,7 +13,7 @@ constraints, pending points, a crash-safe SQLite study), its policies, models an
   on top of its study: ask/tell, resume, metrics.
 
 ``initial_design``, ``Space``, ``Study`` and ``BudgetExhaustedError`` need only numpy/scipy; ``Optimizer``
-and the rest import torch and BoTorch (``pip install ckb[botorch]``) when first used.
+and the rest import torch and BoTorch (``pip install -e '.[botorch]'``) when first used.
 """
 
 from __future__ import annotations
