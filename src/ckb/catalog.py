@@ -246,16 +246,30 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m ckb.catalog`` prints the catalog; ``python -m ckb.catalog PATH`` writes it to PATH
-    only once it is complete (a failing registry then leaves the old file in place)."""
-    args = sys.argv[1:] if argv is None else argv
+    only once it is complete (a failing registry then leaves the old file in place). Before, ``--help``
+    wrote a file named ``--help``, extra arguments were ignored and a missing folder was a traceback."""
+    import argparse
+
+    from ckb.io import atomic_write
+
+    parser = argparse.ArgumentParser(
+        prog="python -m ckb.catalog", description="Print docs/catalog.md (or write it to PATH)."
+    )
+    parser.add_argument("path", nargs="?", help="the file to write (default: print to stdout)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     text = render()
-    if not args:
+    if args.path is None:
         sys.stdout.write(text)
         return
-    path = Path(args[0])
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    path = Path(args.path)
+    if not path.parent.is_dir():
+        parser.exit(
+            2, f"error: cannot write {args.path!r}: the folder {str(path.parent)!r} does not exist.\n"
+        )
+    try:
+        atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+    except OSError as exc:
+        parser.exit(2, f"error: cannot write {args.path!r}: {exc.strerror or exc}.\n")
 
 
 if __name__ == "__main__":

@@ -386,9 +386,10 @@ def _parse_scales(text: str | None) -> list[float] | None:
     entries = [v.strip() for v in text.split(",")]
     bad = [v for v in entries if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", v)]
     if bad:
-        what = "an empty entry" if "" in bad else f"{bad[0]!r}"
+        what = "an empty entry" if "" in bad else f"{bad[0]!r} is not a number"
         raise CKBError(
-            f"--beta-scale expects numbers separated by commas (e.g. 0.1,0.5,1), got {text!r}: {what}."
+            f"--beta-scale expects numbers separated by commas (e.g. 0.1,0.5,1), got {text!r}"
+            + (f" ({what})." if len(entries) > 1 or "" in bad else ".")
         )
     scales = [float(v) for v in entries]
     from ckb.experiments.run import check_beta_scales

@@ -166,7 +166,8 @@ def load_paper(name: str, *, check_specs: bool = True) -> Paper:
     experiment is a shipped spec listed in ``specs`` and its algorithm labels exist there."""
     names = paper_names()
     if str(name) not in names:
-        raise UnknownNameError(f"Unknown paper {name!r}.{did_you_mean(str(name), names)}")
+        shown = sorted(set(names.values()))  # the papers' short names, not the aliases that also work
+        raise UnknownNameError(f"Unknown paper {name!r}.{did_you_mean(str(name), shown)}")
     short = names[str(name)]
     where = f" in claims/{short}.toml"
     raw = tomllib.loads(claim_files()[short].read_text())
