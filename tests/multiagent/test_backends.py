@@ -50,5 +50,5 @@ def test_ray_without_ray_says_how_to_install(monkeypatch):
         return real_import(name, *args, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    with pytest.raises(ImportError, match=r"pip install 'ckb\[ray\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[ray\]'` in your ckb checkout"):
         make_backend("ray", Echo, [{"index": 0, "seed": 0}])

@@ -128,5 +128,5 @@ def test_missing_ray_gives_the_install_command(monkeypatch):
         return real_import(name, *args, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    with pytest.raises(ImportError, match=r"pip install 'ckb\[ray\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[ray\]' in your ckb checkout"):
         make_backend("ray", NoisyAgent, kwargs(2))
