@@ -175,3 +175,17 @@ def check_noise_scale(value: Any, name: str, *, high: float = MAX_NOISE_SCALE) -
             f"got {value!r}."
         )
     return value
+
+
+def load_or_restore(apply, state: Any, before: Any, what: str) -> None:
+    """``apply(state)``, all or nothing: on any error ``apply(before)`` (the object's own state, taken
+    before) puts the object back as it was, and the error is raised on one line (a ckb error as it is,
+    another as ``"{what} (Type: message); nothing was loaded."``, a missing key named as such)."""
+    try:
+        apply(state)
+    except Exception as exc:
+        apply(before)
+        if isinstance(exc, InvalidInputError):
+            raise
+        why = f"missing key {exc.args[0]!r}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise InvalidInputError(f"{what} ({one_line(why)}); nothing was loaded.") from None

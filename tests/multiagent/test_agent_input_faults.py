@@ -49,7 +49,8 @@ def test_a_coordinator_needs_a_number_of_agents(n_agents, match):
 
 def test_a_backend_that_is_not_a_name_is_one_line():
     _raises(
-        lambda: MultiAgentTrial(CFG, backend=3), r"agent backend must be a name \('inprocess', 'ray'\), got 3"
+        lambda: MultiAgentTrial(CFG, backend=3),
+        r"the agents' backend must be a backend name \('inprocess', 'ray'\), got 3",
     )
     _raises(
         lambda: MultiAgentTrialConfig(

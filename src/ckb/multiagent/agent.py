@@ -34,7 +34,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_choice, check_finite_array, check_params, check_scalar, one_line, short_repr
+from ckb._validation import (
+    check_choice,
+    check_finite_array,
+    check_params,
+    check_scalar,
+    load_or_restore,
+    short_repr,
+)
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie
 from ckb.multiagent.environment import EnvironmentLog, LocalSystem, rng_state, seed_sequence, set_rng_state
@@ -162,16 +169,9 @@ class GridAgent:
         function, the rounds of the agent, its system and its model in step); a state that does not load
         leaves the agent as it was, and the error is one line."""
         self._check_state(state)
-        before = self.state_dict()
-        try:
-            self._apply_state(state)
-        except Exception as exc:
-            self._apply_state(before)
-            if isinstance(exc, InvalidInputError):
-                raise
-            raise InvalidInputError(
-                f"agent {self.agent}: cannot load this state ({type(exc).__name__}: {one_line(exc)})."
-            ) from None
+        load_or_restore(
+            self._apply_state, state, self.state_dict(), f"agent {self.agent}: cannot load this state"
+        )
 
     def _check_state(self, state: Any) -> None:
         who = f"agent {self.agent} state"

@@ -117,11 +117,16 @@ BACKENDS: dict[str, Callable[..., AgentBackend]] = {"inprocess": _inprocess_fact
 
 def make_backend(name: str, agent_cls: type, agent_kwargs: Sequence[dict], **options: Any) -> AgentBackend:
     """Build the backend ``name`` ("inprocess" or "ray") holding ``agent_cls(**agent_kwargs[i])``."""
+    return BACKENDS[check_backend_name(name)](agent_cls, agent_kwargs, **options)
+
+
+def check_backend_name(name: Any) -> str:
+    """``name`` if it names a backend of :data:`BACKENDS`, else a one-line :class:`UnknownNameError`."""
     if not isinstance(name, str):
         raise UnknownNameError(
-            f"agent backend must be a name ({', '.join(repr(b) for b in BACKENDS)}), got {name!r:.60} "
+            f"the agents' backend must be a backend name ({', '.join(repr(b) for b in BACKENDS)}), got {name!r:.60} "
             f"({type(name).__name__})."
         )
     if name not in BACKENDS:
-        raise UnknownNameError(f"Unknown agent backend {name!r}.{did_you_mean(name, BACKENDS)}")
-    return BACKENDS[name](agent_cls, agent_kwargs, **options)
+        raise UnknownNameError(f"unknown backend {name!r}.{did_you_mean(name, BACKENDS)}")
+    return name

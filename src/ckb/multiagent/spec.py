@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ckb._validation import did_you_mean
-from ckb.errors import InvalidInputError, SpecError, UnknownNameError
+from ckb.errors import CKBError, InvalidInputError, SpecError, UnknownNameError
 from ckb.framework.spec import SpecBase, algorithm_tables, blamed, problem_table
 
 #: per-label keys that are not method parameters
@@ -154,17 +154,13 @@ def _check_backend(label: str, backend: Any, options: dict[str, Any], where: str
     """A label's ``backend`` is a known name and its ``backend_options`` are ones that backend takes
     (none for ``"inprocess"``; the keyword parameters of :class:`~ckb.multiagent.ray_backend.RayBackend`
     for ``"ray"``), checked here so that a bad spec fails before anything runs."""
-    from ckb._validation import check_params, short_repr
-    from ckb.multiagent.backends import BACKENDS
+    from ckb._validation import check_params
+    from ckb.multiagent.backends import check_backend_name
 
-    field = f"field 'algorithms.{label}.backend'{where}"
-    if not isinstance(backend, str):
-        raise SpecError(
-            f"{field} must be a backend name ({', '.join(repr(b) for b in BACKENDS)}), got "
-            f"{short_repr(backend, 60)} ({type(backend).__name__})."
-        )
-    if backend not in BACKENDS:
-        raise SpecError(f"{field}: unknown backend {backend!r}.{did_you_mean(backend, BACKENDS)}")
+    try:
+        check_backend_name(backend)
+    except CKBError as exc:
+        raise SpecError(f"field 'algorithms.{label}.backend'{where}: {exc}") from None
     field = f"field 'algorithms.{label}.backend_options'{where}"
     if backend == "inprocess" and options:
         raise SpecError(f"{field}: the 'inprocess' backend takes no options, got {sorted(options)}.")

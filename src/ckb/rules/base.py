@@ -22,7 +22,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_bool, check_finite_array, check_scalar, did_you_mean, short_repr
+from ckb._validation import (
+    check_bool,
+    check_finite_array,
+    check_scalar,
+    did_you_mean,
+    load_or_restore,
+    short_repr,
+)
 from ckb.errors import InvalidInputError
 from ckb.exploration.beta import make_beta
 
@@ -205,14 +212,12 @@ class Rule:
                 f"{type(self).__name__} state must be a dict of its state keys {list(self.state_keys)}, "
                 f"got {short_repr(state, 60)}."
             )
-        before = self.state_dict()
-        try:
-            self.apply_state(state)
+
+        def apply(values: dict[str, Any]) -> None:
+            self.apply_state(values)
             self.after_load()
-        except Exception:
-            self.apply_state(before)
-            self.after_load()
-            raise
+
+        load_or_restore(apply, state, self.state_dict(), f"cannot load this state into {type(self).__name__}")
 
     def apply_state(self, state: dict[str, Any]) -> None:
         """Set the round and the state keys from ``state`` (checked); a subclass with more state extends

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import short_repr
+from ckb._validation import load_or_restore, short_repr
 from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError
 from ckb.problems.problem import Problem
@@ -71,21 +71,7 @@ class Environment:
         name = type(self).__name__
         if not isinstance(state, dict):
             raise InvalidInputError(f"{name} loads a dict from state_dict(), got {short_repr(state, 60)}.")
-        before = self.state_dict()
-        try:
-            self.apply_state(state)
-        except Exception as exc:
-            self.apply_state(before)
-            if isinstance(exc, InvalidInputError):
-                raise
-            why = (
-                f"missing key {exc.args[0]!r}"
-                if isinstance(exc, KeyError)
-                else f"{type(exc).__name__}: {exc}"
-            )
-            raise InvalidInputError(
-                f"cannot load this state into the {name} ({' '.join(why.split())}); nothing was loaded."
-            ) from None
+        load_or_restore(self.apply_state, state, self.state_dict(), f"cannot load this state into the {name}")
 
     def apply_state(self, state: dict[str, Any]) -> None:
         """Set the round and the generator from ``state``; subclasses with more state extend it."""

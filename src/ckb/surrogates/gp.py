@@ -56,7 +56,14 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
-from ckb._validation import as_real_array, check_choice, check_finite_array, check_scalar, short_repr
+from ckb._validation import (
+    as_real_array,
+    check_choice,
+    check_finite_array,
+    check_scalar,
+    load_or_restore,
+    short_repr,
+)
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError, OutOfDomainError
 from ckb.kernels.base import Kernel
 from ckb.kernels.precomputed import PrecomputedKernel
@@ -834,15 +841,8 @@ class ExactGP:
         """Restore a :meth:`state_dict`. The state is checked first (its keys for the mode, each array's
         shape against ``t`` and the candidates, finite values, arm indices); a state that does not fit
         is refused with one line and the GP keeps its data (before, a failed load had reset it)."""
-        before = self.state_dict()
-        try:
-            self._apply_state(self._checked_state(state))
-        except Exception as exc:
-            self._apply_state(before)
-            if isinstance(exc, InvalidInputError):
-                raise
-            msg = " ".join(f"{type(exc).__name__}: {exc}".split())
-            raise InvalidInputError(f"cannot load this GP state ({msg}); nothing was loaded.") from None
+        checked = self._checked_state(state)
+        load_or_restore(self._apply_state, checked, self.state_dict(), "cannot load this GP state")
 
     def _checked_state(self, state: Any) -> dict[str, Any]:
         """``state`` with its arrays as numpy arrays of the shapes this GP needs, or InvalidInputError."""
