@@ -1,4 +1,4 @@
-"""Per-round cost against the number of arms |X| at a fixed number of observations t (issue 3).
+"""Per-round cost against the number of arms |X| at a fixed number of observations t.
 
 The primal-dual papers claim CKB's per-round cost is linear in |X| (the cost of unconstrained GP-UCB) while
 StageOpt's is quadratic (its safe-set construction). This measures, on the synthetic RKHS problem with

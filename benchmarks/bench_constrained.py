@@ -1,6 +1,6 @@
 """ckb.Optimizer's policies vs BoTorch's constrained qLogNEI vs Sobol search on constrained test problems.
 
-Issue 7's benchmark against the field (see :mod:`ckb.benchmarking.constrained` for the metrics and
+The constrained benchmark against the field (see :mod:`ckb.benchmarking.constrained` for the metrics and
 :mod:`ckb.problems.constrained_benchmarks` for the problems). Run by hand, never as a test::
 
     python benchmarks/bench_constrained.py --quick                 # 1 seed, 30 evaluations, 3 problems

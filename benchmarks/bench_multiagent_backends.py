@@ -1,4 +1,4 @@
-"""Wall time per round of a multi-agent run against the number of agents N, in-process and on Ray (issue 6).
+"""Wall time per round of a multi-agent run against the number of agents N, in-process and on Ray.
 
 A round is what :func:`ckb.multiagent.coordinator.play_rounds` times: the coordinator's outgoing prices,
 every agent's local step (primal step on its grid, evaluation, GP update), the replies collected and the

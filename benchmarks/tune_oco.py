@@ -1,4 +1,4 @@
-"""Grid search of the OCO baseline's step size and exploration radius per 001 experiment (issue 4).
+"""Grid search of the OCO baseline's step size and exploration radius per experiment of Shi & Eryilmaz (AISTATS 2022).
 
 001 (Shi & Eryilmaz, App. E) sets "the hyperparameters in the OCO method ... to achieve the best
 performance" without giving them. This script makes that tuning explicit and repeatable, for policy

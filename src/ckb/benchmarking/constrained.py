@@ -1,4 +1,4 @@
-r"""Constrained benchmark (issue 7): ``ckb.Optimizer``'s policies vs BoTorch's qLogNEI vs Sobol search.
+r"""Constrained benchmark: ``ckb.Optimizer``'s policies vs BoTorch's qLogNEI vs Sobol search.
 
 Every (method, problem, seed) is one *run*: ``budget`` sequential evaluations (ask, evaluate, tell) of a
 problem of :data:`~ckb.problems.constrained_benchmarks.CONSTRAINED_BENCHMARKS`, starting with the shared

@@ -15,7 +15,7 @@ On a cluster, ckb (the same version) must be installed on every node, or shipped
 ``agent_cls`` must be importable there too (the DMABO agents are; a class defined in a script is sent by
 value by Ray's cloudpickle).
 
-Choices (the issue is silent):
+Choices (nothing prescribes them):
 - ``num_cpus_per_agent=None`` (default) uses Ray's actor default: a CPU is needed to place an actor but
   none is held while it runs, so N may exceed the number of cores (32 agents on a 2-core laptop) and the
   agents share the cores. A number (e.g. 1) reserves that many CPUs per agent; the backend checks that the

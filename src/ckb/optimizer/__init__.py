@@ -1,4 +1,4 @@
-"""The practical optimizer (issue 7): ``Optimizer`` (ask/tell over a box with fitted GPs, several
+"""The practical optimizer: ``Optimizer`` (ask/tell over a box with fitted GPs, several
 constraints, pending points, a crash-safe SQLite study), its policies, models and acquisitions.
 
 - ``space.py``: the box (and optional candidates), unit-cube scaling, ``initial_design`` (scrambled Sobol);

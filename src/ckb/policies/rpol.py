@@ -15,7 +15,7 @@ rectified penalty with a non-decreasing weight:
 
 with :math:`c_t` the *observed* (noisy) cost: Q never decreases and noise alone pushes it up. Deep-feasible
 points earn no bonus (the rectifier), unlike CKB's signed penalty. 004 states one constraint and says the
-extension is easy; with m > 1 there is one Q per constraint (the issue's choice).
+extension is easy; with m > 1 there is one Q per constraint (our choice).
 
 Posteriors: kernel ridge with :math:`\lambda = 1 + 2/T` (``noise="auto"``, the IGP-UCB regularizer 004
 uses), widths :math:`\beta^f_t = B_f + R_f\sqrt{2(\hat\gamma^f + 1 + \ln(2/p))}` and the same for g with

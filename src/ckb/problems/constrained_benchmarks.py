@@ -1,4 +1,4 @@
-r"""Standard constrained test problems with known optima, for benchmarking optimizers (issue 7).
+r"""Standard constrained test problems with known optima, for benchmarking optimizers.
 
 Every problem is a continuous box (``BoxDomain`` without a grid), constraints are feasible where
 :math:`g_j(x) \le 0`, and the optimum :math:`(x^*, f^*)` is given explicitly (each is checked by a dense or

@@ -1,4 +1,4 @@
-"""Studies for real use (issue 7): persistent ask/tell records.
+"""Studies for real use: persistent ask/tell records.
 
 - ``storage.py``: the SQLite study file (:class:`StudyStorage`): schema, one transaction per operation,
   read-only opens, refusal of files ckb does not own (:class:`StudyFileError`);

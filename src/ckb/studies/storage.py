@@ -1,4 +1,4 @@
-"""SQLite study storage: every ask, tell and failure, and the policy state after each step (issue 7).
+"""SQLite study storage: every ask, tell and failure, and the policy state after each step.
 
 A study file is a plain SQLite database (a path, no server). Each operation is one transaction, so a
 process killed at any moment leaves the file at the last completed operation: every told result is

@@ -4,7 +4,7 @@
 (1, 2, 5, ... up to 100 ms), while the process that just committed takes it again within microseconds
 (its tell and its next ask follow its previous ask at once), and an ask used to hold the lock through
 its whole model fit. With six workers on one study and instant evaluations, one worker got 37 of 54
-asks and five got one each (the issue); measured before this module, 41 asks for a budget of 36: 30, 7,
+asks and five got one each (the reported case); measured before this module, 41 asks for a budget of 36: 30, 7,
 1, 1, 1 and 1. With turns: 6 each (budget 54: 9 each).
 
 **How.** A process that is about to change a study takes a *ticket*: a row of the ``turns`` table (an
