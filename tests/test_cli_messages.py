@@ -7,6 +7,7 @@
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from ckb.cli import app
@@ -45,3 +46,21 @@ def test_the_catalog_command_line(tmp_path):
     res = _catalog("catalog.md", cwd=tmp_path)
     assert res.returncode == 0 and (tmp_path / "catalog.md").read_text().startswith("# Catalog")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog.md"]
+
+
+def test_a_missing_study_reads_as_its_message_and_a_storage_path_gets_the_url_hint(tmp_path):
+    """str() of StudyNotFoundError (a KeyError) was the message in quotes; --storage x.db did not say
+    that Optuna expects a URL."""
+    from ckb.studies import StudyNotFoundError, StudyStorage
+
+    spec = {"lower": [0.0], "upper": [1.0], "m": 1, "direction": "maximize", "policy": "rpol-ucb"}
+    with StudyStorage(tmp_path / "s.db") as storage:
+        storage.create_study("demo", spec)
+        with pytest.raises(StudyNotFoundError) as exc:
+            storage.tell("dmeo", 0, 1.0, [0.0])
+    assert str(exc.value).startswith("no study named 'dmeo'"), str(exc.value)
+    res = subprocess.run(
+        [sys.executable, "-m", "ckb.integrations.optuna", "--demo", "--storage", "x.db"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert res.returncode != 0 and "a database URL is expected, e.g. sqlite:///x.db" in res.stderr

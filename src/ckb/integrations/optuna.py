@@ -1308,8 +1308,9 @@ def demo(
         raise
     except Exception as exc:  # sqlalchemy's and Optuna's errors for a bad URL or an unusable file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        hint = "" if "://" in str(storage) else f" (a database URL is expected, e.g. sqlite:///{storage})"
         raise InvalidInputError(
-            f"cannot open the Optuna storage {storage!r}: {type(exc).__name__}: {first[:200]}"
+            f"cannot open the Optuna storage {storage!r}{hint}: {type(exc).__name__}: {first[:200]}"
         ) from None
     left = n_trials - len(study.trials)
     if left > 0:

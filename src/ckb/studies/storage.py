@@ -98,6 +98,9 @@ _EXPECTED = "expected a SQLite study file written by ckb.Optimizer"
 class StudyNotFoundError(CKBError, KeyError):
     """No study of that name in the file."""
 
+    def __str__(self) -> str:  # a KeyError's str() is the repr of its argument: the message in quotes
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
 
 class StudyFileError(DataFileError):
     """The study file is missing, not a SQLite database, not a ckb study file, or damaged."""
