@@ -306,11 +306,25 @@ def run_pipeline(
     out = check_output_dir(out)
     spec.validate()  # a bad spec is named first, whatever the folder holds
     check_run_folder(spec, out)
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
     options = {"workers": workers, "executor": executor, "executor_options": executor_options}
+    try:
+        return _run_locked(kind, spec, out, on_done, plots, options)
+    except BaseException:
+        if created:  # a run that failed before writing anything (Ray unreachable) leaves no empty folder
+            try:
+                out.rmdir()
+            except OSError:  # not empty: what the run wrote stays
+                pass
+        raise
+
+
+def _run_locked(kind, spec, out: Path, on_done, plots: bool, options: dict[str, Any]) -> dict[str, Any]:
+    """The part of :func:`run_pipeline` that writes into ``out``, under its :func:`folder_lock`."""
     with folder_lock(out):
         check_run_folder(spec, out)  # again: another run may have recorded its spec before the lock
         results = _sweep_recorded(kind, spec, out, on_done, **options)

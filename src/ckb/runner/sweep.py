@@ -298,15 +298,42 @@ def run_sweep(
     (``store.task(config, path)``) in a worker process: a picklable top-level function (the multi-agent
     harness passes its own).
     """
+    folders = _trace_folders(configs, out, store)
+    new = [f for f in folders if not f.exists()]
     todo, reused = plan_sweep(configs, out, store)
     for cfg in reused:
         if on_done:
             on_done(cfg, True)
     runs = execute(todo, worker, store, workers=workers, executor=executor, executor_options=executor_options)
-    for cfg, _, _ in runs:
-        if on_done:
-            on_done(cfg, False)
+    try:
+        for cfg, _, _ in runs:  # a generator: the executor starts at the first result asked for
+            if on_done:
+                on_done(cfg, False)
+    except BaseException:
+        _remove_empty(new)  # a run that failed to start (Ray unreachable) leaves no empty trace folders
+        raise
     return {(cfg.algorithm, cfg.trial): store.path(Path(out), cfg) for cfg in configs}
+
+
+def _trace_folders(configs, out, store) -> list[Path]:
+    """The folders the sweep's traces go in, and their parents below ``out``, deepest first."""
+    out = Path(out)
+    found = set()
+    for cfg in configs:
+        folder = store.path(out, cfg).parent
+        while folder != out and out in folder.parents:
+            found.add(folder)
+            folder = folder.parent
+    return sorted(found, key=lambda f: len(f.parts), reverse=True)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove those of ``folders`` (deepest first) that are empty; any other is left as it is."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def load_traces(paths: dict[tuple[str, int], Path], trace_cls=Trace) -> dict[str, list]:
