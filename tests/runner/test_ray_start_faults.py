@@ -25,9 +25,11 @@ def test_a_local_instance_that_cannot_start_is_one_line(monkeypatch):
     assert session.ray is None and session.mode is None
 
 
-def test_a_run_that_cannot_reach_ray_leaves_no_empty_folders_and_keeps_earlier_results(tmp_path):
+def test_a_run_that_cannot_reach_ray_leaves_no_empty_folders_and_keeps_earlier_results(tmp_path, monkeypatch):
     """Before, the error was one line but left OUT/traces/ALG/ behind, empty."""
     from ckb.experiments import load_spec, run_experiment
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # another test's Ray in this process
 
     spec = load_spec("gpucb-synthetic").with_overrides(trials=1, horizon=5)
     unreachable = {"address": "127.0.0.1:1"}
