@@ -333,8 +333,27 @@ def _run_locked(kind, spec, out: Path, on_done, plots: bool, options: dict[str, 
         kind.write(out, spec, summary)
         if plots:
             summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
+        else:
+            _say_stale_plots(out, kind.outputs(spec))
         kind.finish(out, spec, summary)
     return summary
+
+
+def _say_stale_plots(out: Path, names) -> None:
+    """With ``--no-plots``, warn (one line) when plots of an earlier run stay beside the new summary: they
+    show what that run summarized, not this one's (say, fewer trials)."""
+    import warnings
+
+    from ckb.runner.sweep import SweepWarning
+
+    old = sorted(n for n in names if n.endswith(".png") and (out / n).is_file())
+    if old:
+        warnings.warn(
+            f"{out} still holds {len(old)} plot(s) of an earlier run ({old[0]}{', ...' if len(old) > 1 else ''}), "
+            "which --no-plots left as they were: run without --no-plots to draw them from this summary.",
+            SweepWarning,
+            stacklevel=4,
+        )
 
 
 @contextmanager
