@@ -172,24 +172,9 @@ def test_a_trace_whose_optimum_is_not_a_number_is_not_finished(f_star, match):
 
 
 def test_a_whole_float_horizon_trial_and_seed_are_taken_as_integers():
-    cfg = MultiAgentTrialConfig(
-        algorithm="a",
-        method="dmabo",
-        problem="gp-samples",
-        horizon=6.0,
-        trial=1.0,
-        seed=3.0,
-        problem_params={"n_agents": 2, "m": 1, "grid_size": 20},
-    )
-    ref = MultiAgentTrialConfig(
-        algorithm="a",
-        method="dmabo",
-        problem="gp-samples",
-        horizon=6,
-        trial=1,
-        seed=3,
-        problem_params={"n_agents": 2, "m": 1, "grid_size": 20},
-    )
+    base = {k: v for k, v in CFG.to_dict().items() if k not in ("horizon", "trial", "seed")}
+    cfg = MultiAgentTrialConfig(**base, horizon=6.0, trial=1.0, seed=3.0)
+    ref = MultiAgentTrialConfig(**base, horizon=6, trial=1, seed=3)
     assert cfg.config_hash() == ref.config_hash()
     with MultiAgentTrial(cfg) as a, MultiAgentTrial(ref) as b:
         np.testing.assert_array_equal(a.run().index, b.run().index)
