@@ -101,10 +101,18 @@ def _progress(description: str, total: int, out: Path, unit: str = "trial"):
     except CKBError as exc:
         _fail(exc)
     except KeyboardInterrupt:
-        err.print(
-            f"[yellow]interrupted[/]: finished {unit}s are saved under {out}; re-run the same command to resume."
-        )
-        raise typer.Exit(130) from None
+        _interrupted(f"finished {unit}s are saved under {out}; re-run the same command to resume.")
+
+
+def _interrupted(note: str) -> None:
+    """Ctrl-C: say ``note`` and exit 130, ignoring further Ctrl-Cs from then on. Before, a second and a
+    third Ctrl-C in quick succession printed the note twice, or a traceback from the process pool's exit
+    hook (the finished work was safe either way)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # until the process ends: its pools shut down in peace
+    err.print(f"[yellow]interrupted[/]: {note}")
+    raise typer.Exit(130)
 
 
 @app.command("list")
@@ -212,8 +220,7 @@ def experiment_cmd(
                 name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
             )
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: finished trials are kept; re-run the same command to resume.")
-        raise typer.Exit(130) from None
+        _interrupted("finished trials are kept; re-run the same command to resume.")
 
 
 def default_out(name: str, spec) -> Path:
