@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ckb._validation import check_scalar
+from ckb.io import _json_default
 
 
 class SeededConfig:
@@ -52,8 +53,7 @@ def _exact(obj: Any) -> Any:
     values (``str`` abbreviated arrays of more than 1,000 entries and rounded to 8 digits, so two different
     problems had one hash and a sweep reused the other's trace), a numpy scalar as the Python number (a
     ``np.int64(3)`` seed hashed as the text "3"), anything else as its text (a kernel)."""
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return str(obj)
+    try:
+        return _json_default(obj)  # numpy arrays and scalars, as every ckb JSON file writes them
+    except TypeError:
+        return str(obj)

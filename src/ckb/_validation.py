@@ -177,6 +177,12 @@ def check_noise_scale(value: Any, name: str, *, high: float = MAX_NOISE_SCALE) -
     return value
 
 
+def is_count(value: Any) -> bool:
+    """Whether ``value`` is a whole number >= 0 given as an integer (a round, a count of observations, a
+    seed): a saved state holds these as ints, so a bool, a float or text there is a damaged state."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
+
+
 def load_or_restore(apply, state: Any, before: Any, what: str) -> None:
     """``apply(state)``, all or nothing: on any error ``apply(before)`` (the object's own state, taken
     before) puts the object back as it was, and the error is raised on one line (a ckb error as it is,

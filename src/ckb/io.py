@@ -120,17 +120,22 @@ def load_state(path: str | Path) -> dict[str, Any]:
     return _join(tree, arrays)
 
 
+def _read_state(path: str | Path, noun: str) -> dict[str, Any]:
+    """:func:`load_state`, a missing or unreadable file as one line naming it (``noun``: "file" or
+    "checkpoint", as the message names it)."""
+    label = f"checkpoint {str(path)!r}" if noun == "checkpoint" else repr(str(path))
+    try:
+        return load_state(path)
+    except FileNotFoundError:
+        raise DataFileError(f"{label} does not exist.") from None
+    except Exception as exc:
+        raise InvalidInputError(f"{label} is not a readable ckb {noun} ({one_line(exc)}).") from None
+
+
 def read_checkpoint(path: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
     """The state :func:`save_state` wrote at ``path``, holding ``keys``; a missing, unreadable or foreign
     file is one line naming it (a checkpoint's resume reads it so)."""
-    try:
-        state = load_state(path)
-    except FileNotFoundError:
-        raise DataFileError(f"checkpoint {str(path)!r} does not exist.") from None
-    except Exception as exc:
-        raise InvalidInputError(
-            f"checkpoint {str(path)!r} is not a readable ckb checkpoint ({one_line(exc)})."
-        ) from None
+    state = _read_state(path, "checkpoint")
     missing = [k for k in keys if not isinstance(state, dict) or k not in state]
     if missing:
         raise InvalidInputError(f"checkpoint {str(path)!r} lacks the key(s) {missing}.")
@@ -159,12 +164,7 @@ class SavedState:
     @classmethod
     def load(cls, path: str | Path) -> Self:
         """The object saved at ``path``; a missing, unreadable or foreign file is one line naming it."""
-        try:
-            state = load_state(path)
-        except FileNotFoundError:
-            raise DataFileError(f"{str(path)!r} does not exist.") from None
-        except Exception as exc:
-            raise InvalidInputError(f"{str(path)!r} is not a readable ckb file ({one_line(exc)}).") from None
+        state = _read_state(path, "file")
         try:
             return cls.from_state(state)
         except CKBError:

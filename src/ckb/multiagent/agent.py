@@ -39,6 +39,7 @@ from ckb._validation import (
     check_finite_array,
     check_params,
     check_scalar,
+    is_count,
     load_or_restore,
     short_repr,
 )
@@ -185,7 +186,7 @@ class GridAgent:
                 f"{who}: it is the state of agent {short_repr(state['agent'], 20)} (agents in another order?)."
             )
         t = state["t"]
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+        if not is_count(t):
             raise InvalidInputError(f"{who}: t = {short_repr(t, 20)} must be a round >= 0.")
         model, system = state["model"], state["system"]
         gps = model.get("gps") if isinstance(model, dict) else None

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_finite_array, check_scalar
+from ckb._validation import check_finite_array, check_scalar, is_count
 from ckb.errors import InvalidInputError, OutOfDomainError
 
 
@@ -48,7 +48,7 @@ def seed_sequence(seed: Any) -> np.random.SeedSequence:
             parts = list(seed)
         else:
             parts = [seed]
-        if not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0 for k in parts):
+        if not all(is_count(k) for k in parts):
             raise ValueError
         return np.random.SeedSequence(int(parts[0]), spawn_key=tuple(int(k) for k in parts[1:]))
     except (KeyError, TypeError, ValueError):
@@ -128,7 +128,7 @@ class LocalSystem:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`state_dict` (checked first: a count of evaluations, one grid index each)."""
         t = state["t"]
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+        if not is_count(t):
             raise InvalidInputError(f"agent {self.agent} system state: t = {t!r:.20} must be a count >= 0.")
         index = np.asarray(state["index"])
         G = self.grid.shape[0]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb._validation import check_bool, check_scalar, short_repr
+from ckb._validation import check_bool, check_scalar, is_count, short_repr
 from ckb.contract.observation import Observation
 from ckb.contract.problem_info import ProblemInfo
 from ckb.errors import InvalidInputError, OutOfDomainError
@@ -105,7 +105,7 @@ class Policy(ABC):
             parts += [f"unexpected key(s) {extra}"] if extra else []
             raise InvalidInputError(f"not a state of policy {who!r}: {', '.join(parts)}; nothing was loaded.")
         t = state["t"]
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+        if not is_count(t):
             raise InvalidInputError(f"state 't' must be a round number >= 0, got {t!r}.")
         probe = type(self.rng.bit_generator)()
         try:
@@ -119,7 +119,7 @@ class Policy(ABC):
             _check_finite(state[key], key)
         for key, sub in _gp_states(state):
             n_obs = sub["t"]
-            if isinstance(n_obs, (bool, np.bool_)) or not isinstance(n_obs, (int, np.integer)) or n_obs < 0:
+            if not is_count(n_obs):
                 raise InvalidInputError(f"state {key}.t must be a count >= 0, got {n_obs!r:.80}.")
             for name in ("X", "y", "arms"):
                 if np.ndim(sub[name]) < 1 or np.shape(sub[name])[0] != n_obs:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import load_or_restore, short_repr
+from ckb._validation import is_count, load_or_restore, short_repr
 from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError
 from ckb.problems.problem import Problem
@@ -76,7 +76,7 @@ class Environment:
     def apply_state(self, state: dict[str, Any]) -> None:
         """Set the round and the generator from ``state``; subclasses with more state extend it."""
         t = state["t"]
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+        if not is_count(t):
             raise InvalidInputError(
                 f"{type(self).__name__} state: t = {short_repr(t, 40)} must be a round >= 0."
             )

@@ -61,6 +61,7 @@ from ckb._validation import (
     check_choice,
     check_finite_array,
     check_scalar,
+    is_count,
     load_or_restore,
     short_repr,
 )
@@ -853,7 +854,7 @@ class ExactGP:
             allowed = "'cholesky' or 'dense'" if self.candidates is not None else "'cholesky' (no candidates)"
             raise InvalidInputError(f"GP state: mode = {short_repr(mode, 40)}, expected {allowed}.")
         t = state.get("t")
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer)) or t < 0:
+        if not is_count(t):
             raise InvalidInputError(
                 f"GP state: t = {short_repr(t, 40)} must be a count of observations >= 0."
             )
@@ -870,7 +871,7 @@ class ExactGP:
         missing = [k for k in (*shapes, "info_gain", "since_refresh") if k not in state]
         if missing:
             raise InvalidInputError(f"GP state: missing key(s) {missing} for mode {mode!r}.")
-        out: dict[str, Any] = {"t": int(t), "mode": mode, "d": d}
+        out: dict[str, Any] = {"t": int(t), "mode": mode}
         for key, shape in shapes.items():
             value = check_finite_array(state[key], f"GP state {key}")
             if value.shape != shape and not (value.size == 0 and int(np.prod(shape)) == 0):
