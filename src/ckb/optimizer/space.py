@@ -13,7 +13,7 @@ Euclidean distance).
 
 from __future__ import annotations
 
-import warnings
+import math
 from typing import Any
 
 import numpy as np
@@ -115,11 +115,14 @@ class Space:
 
 
 def _sobol_unit(d: int, n: int, seed: int) -> np.ndarray:
+    """The first ``n`` points of the scrambled Sobol sequence of ``seed`` in ``[0, 1]^d``. Drawn as the
+    first power of 2 at least ``n`` and cut (the same points ``random(n)`` gives), so SciPy has no
+    "balance properties" warning to give: silencing it with ``warnings.catch_warnings`` changed the
+    process's filters, which is not thread-safe, and under ``optimize(n_jobs=2)`` it leaked."""
     from scipy.stats import qmc
 
-    with warnings.catch_warnings():  # n need not be a power of 2 for a design
-        warnings.simplefilter("ignore", UserWarning)
-        return qmc.Sobol(d, scramble=True, rng=np.random.default_rng(seed)).random(n)
+    bits = max(0, math.ceil(math.log2(n))) if n > 0 else 0
+    return qmc.Sobol(d, scramble=True, rng=np.random.default_rng(seed)).random_base2(bits)[:n]
 
 
 def initial_design(lower: Any, upper: Any, n: int, seed: int, candidates: Any = None) -> np.ndarray:
