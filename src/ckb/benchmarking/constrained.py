@@ -207,7 +207,7 @@ _NO_BOUNDS: dict[str, Any] = {"outcome_transform": "auto-no-bounds"}
 #: (``outcome_transform="auto-bounds"``).
 #: ``slack-cei-first-slack``: slack-cei's search for a first feasible point against the signed
 #: threshold of the running sum, its rule before ``first_threshold`` (it replays those records).
-#: ``ckb-ucb-slack``: CKB-UCB with 003's slack for zero violation (``slack="auto"``);
+#: ``ckb-ucb-slack``: CKB-UCB with the slack of Zhou & Ji (2022) for zero violation (``slack="auto"``);
 #: ``ckb-ucb-mean``: CKB-UCB whose dual steps with the posterior mean of g at the played point
 #: (``dual_estimate="mean"``) instead of its LCB (both with the default search for a first feasible
 #: point); ``ckb-ucb-first``: CKB-UCB with that search stated (``feasibility_first=True``, measured as an

@@ -1,4 +1,5 @@
-"""The constraint sample an environment may reveal before a round (stochastic full information, 002 Sec. 4).
+"""The constraint sample an environment may reveal before a round (stochastic full information, the CBO
+paper, Sec. 4).
 
 It is an ``(n, m)`` array: the values :math:`g_t(x)` of the round's random constraint function at the ``n``
 candidates, one column per constraint (a 1-D array is accepted for ``m = 1``). The environment that draws

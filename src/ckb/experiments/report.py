@@ -127,7 +127,7 @@ def plot_curves(
     """One PNG per metric: mean over trials with a ±1 standard-error band, per algorithm.
 
     With ``report["boxplots"]`` also ``box_<metric>.png``: the distribution over trials of each
-    time-averaged metric at the ``report["checkpoints"]`` rounds (001's figures).
+    time-averaged metric at the ``report["checkpoints"]`` rounds (the figures of Shi & Eryilmaz (2022)).
     """
     report = report or {}
     paths = []

@@ -2,13 +2,14 @@ r"""Confidence-width schedules :math:`\beta_t`.
 
 A schedule is a small immutable object; ``schedule(t, gp)`` returns :math:`\beta_t` for round ``t``
 (1-based) given the GP posterior after ``t - 1`` observations. Every schedule takes a multiplicative
-``scale`` (the papers' results are very sensitive to it; digest 002-003 §5.1.1).
+``scale`` (reproductions of the papers' results are very sensitive to it).
 
 ``theory``
     :math:`\beta_t = B + R\sqrt{2(\hat\gamma_{t-1} + 1 + \ln(1/\alpha))}` (IGP-UCB, Chowdhury & Gopalan
-    2017 Thm 2; 001 Algorithm 1; 002/003 Thm 1 with ``ln(2/α)`` when two GPs share the failure
-    probability: pass ``alpha/2`` there). The maximum information gain :math:`\gamma_{t-1}` is not
-    computable, so it is estimated by the information gain of the points actually chosen,
+    2017 Thm 2; Shi & Eryilmaz (2022), Algorithm 1; Theorem 1 of Zhou & Ji (2022) and of the CBO paper,
+    with ``ln(2/α)`` when two GPs share the failure probability: pass ``alpha/2`` there). The maximum
+    information gain :math:`\gamma_{t-1}` is not computable, so it is estimated by the information gain
+    of the points actually chosen,
     :math:`\hat\gamma_{t-1} = \tfrac12\sum_{s<t}\ln(1 + \sigma^2_{s-1}(x_s)/\lambda)`, which the GP
     accumulates as ``gp.info_gain``. (This is a lower bound on :math:`\gamma_{t-1}`; the choice and
     its reason are recorded in every spec that uses it.)
@@ -16,7 +17,8 @@ A schedule is a small immutable object; ``schedule(t, gp)`` returns :math:`\beta
     :math:`\beta_t = \beta` for all ``t``.
 ``log``
     :math:`\beta_t = B + \frac{R}{\sqrt\lambda}\sqrt{\ln t}` (with ``ln 1`` replaced by 0), the heuristic of
-    the beam-alignment code the digest cites (002-003 §5.1.1).
+    the public code of Deng, Zhou, Ghosh, Gupta & Shroff (2022, interference-constrained beam alignment
+    via kernelized bandits).
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ def maximize_on_box(
 ) -> np.ndarray:
     """Maximize ``acquisition(X) -> (q,)`` over a box: random raw samples, then L-BFGS-B from the best.
 
-    This is the heuristic 003's footnote 4 suggests for continuous domains (the argmax need only be
-    accurate to within C/sqrt(t)). Gradients are by finite differences.
+    This is the heuristic that footnote 4 of Zhou & Ji (2022) suggests for continuous domains (the argmax
+    need only be accurate to within C/sqrt(t)). Gradients are by finite differences.
     """
     d = lower.shape[0]
     raw = lower + (upper - lower) * rng.random((n_raw, d))

@@ -1,8 +1,8 @@
 r"""Exploration strategies: how an estimate of a function over the candidates is drawn from its posterior.
 
-Definitions 1 and 2 of the primal-dual papers (digest 002-003 §2.2), with posterior
+Definitions 1 and 2 of the primal-dual papers (Zhou & Ji (2022) and the CBO paper), with posterior
 :math:`\mathcal{GP}(\hat\mu_{t-1}, \hat k_{t-1})` and :math:`\hat\sigma_{t-1} = \sqrt{\hat k_{t-1}(x, x)}`
-(the papers' Definition 1 omits the square root; 003's Definition 2 has it):
+(the papers' Definition 1 omits the square root; Zhou & Ji's Definition 2 has it):
 
 ``ucb`` (GP-UCB)
     :math:`h_t = \hat\mu_{t-1} + s\,\hat\beta_t\hat\sigma_{t-1}` with ``s = +1`` for the reward (optimistic,
@@ -13,9 +13,10 @@ Definitions 1 and 2 of the primal-dual papers (digest 002-003 §2.2), with poste
 ``rand`` (RandGP-UCB)
     :math:`h_t = \hat\mu_{t-1} + \hat Z_t \hat\sigma_{t-1}` with **one scalar** :math:`\hat Z_t` shared by all
     candidates. ``distribution="gaussian"`` (the papers' Corollary 3): :math:`Z \sim \mathcal N(0, \hat\beta_t^2)`.
-    ``distribution="uniform-discrete"`` (002 App. D.4): Z uniform on ``n_points`` equally spaced values
-    of :math:`[0, 2\hat\beta_t]`, mirrored to :math:`[-2\hat\beta_t, 0]` for a cost (``s = -1``), so that the
-    anti-concentration event :math:`Z \le -\hat\beta_t` has positive probability (digest: inferred mirror).
+    ``distribution="uniform-discrete"`` (the CBO paper, App. D.4): Z uniform on ``n_points`` equally spaced
+    values of :math:`[0, 2\hat\beta_t]`, mirrored to :math:`[-2\hat\beta_t, 0]` for a cost (``s = -1``), so
+    that the anti-concentration event :math:`Z \le -\hat\beta_t` has positive probability (the mirror is a
+    choice the paper leaves open: it states only the reward's case).
 
 A strategy is stateless; randomness comes from the policy's generator, so a policy's state captures it.
 A new strategy is a subclass registered in :data:`STRATEGIES`.

@@ -1,4 +1,4 @@
-"""Distributed multi-agent BO with coupled black-box and affine constraints (000, DMABO).
+"""Distributed multi-agent BO with coupled black-box and affine constraints (DMABO of Xu et al. (2023)).
 
 Layout: ``messages`` (what crosses an agent boundary), ``environment`` (each agent's black box and
 the ground-truth log, apart from messages), ``models`` (an agent's GPs and clipped confidence bounds),

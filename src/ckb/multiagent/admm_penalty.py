@@ -1,10 +1,10 @@
-r"""Penalty heuristic with ADMM coordination ("Penalty Heuristics-Q", 000 Sec. 5.2 baseline, after
-Krishnamoorthy & Paulson's ADMM-based multi-agent BO).
+r"""Penalty heuristic with ADMM coordination ("Penalty Heuristics-Q", the baseline of Xu et al. (2023),
+Sec. 5.2, after Krishnamoorthy & Paulson's ADMM-based multi-agent BO).
 
 **A reconstruction.** The paper says only: "in each step, we penalize the EI acquisition function by a
 penalty function of the difference with respect to the coordinated power computed with an ADMM type
-method", with penalty value ``Q`` (``Q = 5`` quoted). Our concrete version (digest 3.5): scaled-form ADMM
-for the sharing constraint :math:`\sum_i A_i x_i = b`, with :math:`a_i = A_i x_i`:
+method", with penalty value ``Q`` (``Q = 5`` quoted). Our concrete version (a choice the paper leaves
+open): scaled-form ADMM for the sharing constraint :math:`\sum_i A_i x_i = b`, with :math:`a_i = A_i x_i`:
 
 - agent step: :math:`x_i^t = \arg\max_{x_i} \mathrm{EI}_i(x_i) - \frac Q2 \|A_i x_i - (z_i^{t-1} - u_i^{t-1})\|^2`
   over the grid, where :math:`\mathrm{EI}_i` is the minimization EI of agent ``i``'s own objective GP

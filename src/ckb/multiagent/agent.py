@@ -7,7 +7,7 @@ as ``[entropy, *spawn_key]``), so the same class runs in-process or as a Ray act
 ``agent``
     its index ``i``;
 ``grid``
-    ``(G, n_i)`` points of :math:`\mathcal X^i` (000 App. D: the primal step is a grid search);
+    ``(G, n_i)`` points of :math:`\mathcal X^i` (Xu et al. (2023), App. D: the primal step is a grid search);
 ``A``
     ``(l, n_i)`` its block :math:`A_i` of the known affine constraints (``l = 0``: none);
 ``m``

@@ -1,8 +1,9 @@
-r"""DCEI: distributed simultaneous constrained expected improvement (000 Sec. 5.1 baseline).
+r"""DCEI: distributed simultaneous constrained expected improvement (the baseline of Xu et al. (2023),
+Sec. 5.1).
 
 **A reconstruction.** The paper says only: "in each step, each agent maximizes the constrained expected
 improvement conditioned on the decisions of other agents fixed as in the last step" (CEI of Gardner et
-al. / Gelbart et al.). Our concrete version (digest 3.5's recommendation):
+al. / Gelbart et al.). It leaves the details open; our concrete version:
 
 - at round ``t >= 2`` agent ``i`` models the totals :math:`F = f_i(x_i) + \sum_{k \ne i} f_k(x_k^{t-1})` and
   :math:`G_j = g_{i,j}(x_i) + \sum_{k \ne i} g_{k,j}(x_k^{t-1})` as independent Gaussians whose means and

@@ -1,4 +1,5 @@
-r"""DMABO: distributed multi-agent BO with coupled black-box and affine constraints (000, Algorithm 4.1).
+r"""DMABO: distributed multi-agent BO with coupled black-box and affine constraints (Xu et al. (2023),
+Algorithm 4.1).
 
 For :math:`t = 1, \dots, T`:
 
@@ -24,15 +25,16 @@ bounds. Lines 4-5 of round ``t`` do not depend on line 3, so an agent runs lines
 (``step``): it computes the proposal from the pre-evaluation posterior, then evaluates and updates,
 then answers. One message exchange per round, identical decisions to the paper's ordering.
 
-Variants (000 Sec. 3.4): ``m = 0`` (only affine constraints, power allocation) drops :math:`\lambda`;
-``l = 0`` (only black-box constraints, the GP experiment and Theorem 4.2) drops :math:`\mu`. They are the
-same code with empty vectors.
+Variants: ``m = 0`` (only affine constraints, the power allocation of Sec. 5.2) drops :math:`\lambda`;
+``l = 0`` (only black-box constraints, the GP experiment of Sec. 5.1 and Theorem 4.2) drops :math:`\mu`.
+They are the same code with empty vectors.
 
 Parameter modes (:func:`dmabo_parameters`)
 ------------------------------------------
-``mode = "practical"`` (digest 6.2; every default is our choice): ``eta`` a number or ``"1/sqrt(T)"``
-(default); ``eps`` a number (default 0) or ``eps_scale`` ``c`` for :math:`\epsilon = c/\sqrt T`; ``lam1``
-(default 0) and ``mu1`` (default 0) numbers or vectors (of ``m``, resp. ``l``, entries).
+``mode = "practical"`` (not in the paper, which gives only Theorem 4.1's settings; every default is our
+choice): ``eta`` a number or ``"1/sqrt(T)"`` (default); ``eps`` a number (default 0) or ``eps_scale``
+``c`` for :math:`\epsilon = c/\sqrt T`; ``lam1`` (default 0) and ``mu1`` (default 0) numbers or vectors
+(of ``m``, resp. ``l``, entries).
 
 ``mode = "theory"`` (Theorem 4.1): :math:`\eta = 1/\sqrt T`, :math:`\mu_1 = 0`,
 :math:`\lambda_1 = \sqrt{H_1/m}\,e` and :math:`\epsilon \in \{\epsilon_1, \epsilon_2\}` (``eps = "eps1"`` or
@@ -40,7 +42,7 @@ Parameter modes (:func:`dmabo_parameters`)
 bounds), :math:`\xi`, :math:`\rho`, :math:`B`, and the widths :math:`\beta^T_{i,j}` and information gains
 :math:`\gamma^T_{i,j}` of the agents' models. :math:`\epsilon_2` is Appendix A.1's
 :math:`\sqrt{2(H_1 + H_2 + 2C_0/\eta + 2\|C\|^2 + B^2)}/T` (the theorem statement's extra :math:`/\eta` under
-the root contradicts the claimed :math:`O(N/\sqrt T)` and the proof step A.17; digest 3.3). The theorem
+the root contradicts the claimed :math:`O(N/\sqrt T)` and the proof step A.17). The theorem
 requires :math:`\epsilon \le \min\{\xi/2, \min_j C_j\}`; whether this holds is recorded
 (``eps_admissible``), and ``eps_cap = "xi/2"`` (or a number) caps :math:`\epsilon` there (off by
 default). A parameter only the other mode reads is refused (:func:`check_mode_params`): ``eps_cap``

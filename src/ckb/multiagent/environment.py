@@ -2,7 +2,7 @@ r"""The environment side of an agent: its local black box, and the ground-truth 
 
 Agent ``i`` owns a physical system (simulated here) with objective :math:`f_i` and constraints
 :math:`g_i \in \mathbb R^m` on its grid :math:`\mathcal X^i`. Querying grid point ``k`` returns noisy readings
-(000 eq. 2.2)
+(Xu et al. (2023), eq. 2.2)
 
 .. math:: y_{i,0} = f_i(x_k) + \nu_0, \qquad y_{i,j} = g_{i,j}(x_k) + \nu_j,
 

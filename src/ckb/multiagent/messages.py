@@ -1,6 +1,6 @@
 r"""The messages that cross an agent's boundary: explicit, frozen, small.
 
-DMABO (000 Alg. 4.1, Remark 2) needs exactly two kinds:
+DMABO (Xu et al. (2023), Alg. 4.1 and Remark 2) needs exactly two kinds:
 
 - :class:`PriceBroadcast` (coordinator -> every agent): the scaled duals :math:`(\lambda_t, \mu_t)` of round
   ``t`` (:math:`\lambda \in \mathbb R^m_{\ge 0}` for the coupled black-box constraints, :math:`\mu \in \mathbb
@@ -10,7 +10,8 @@ DMABO (000 Alg. 4.1, Remark 2) needs exactly two kinds:
   constraints there. Neither the decision :math:`x_i^t` itself (only its image under the known
   :math:`A_i`), nor an observation, nor any GP data is ever sent.
 
-The baselines declare their own, larger messages (labelled reconstructions, digest 3.5):
+The baselines (labelled reconstructions: the paper only sketches them in prose) declare their own,
+larger messages:
 
 - DCEI: :class:`PosteriorSummary` (agent -> coordinator: its posterior mean/variance of :math:`f_i` and
   :math:`g_i` at its last decision *and the observations there*, which the incumbent of constrained EI
@@ -114,7 +115,8 @@ class Message:
 # ------------------------------------------------------------------------------------------- DMABO
 @dataclass(frozen=True)
 class PriceBroadcast(Message):
-    """Coordinator -> agents: the scaled duals of round ``round`` (000 Alg. 4.1, line 3 broadcast)."""
+    """Coordinator -> agents: the scaled duals of round ``round`` (Xu et al. (2023), Alg. 4.1, line 3
+    broadcast)."""
 
     round: int
     lam: tuple[float, ...]  # (m,) lambda_t >= 0, coupled black-box constraints
@@ -130,7 +132,7 @@ class PriceBroadcast(Message):
 
 @dataclass(frozen=True)
 class Proposal(Message):
-    """Agent -> coordinator: ``(A_i x_i^t, g_lcb_i^t(x_i^t))`` (000 Remark 2)."""
+    """Agent -> coordinator: ``(A_i x_i^t, g_lcb_i^t(x_i^t))`` (Xu et al. (2023), Remark 2)."""
 
     agent: int
     round: int

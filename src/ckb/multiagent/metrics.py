@@ -1,4 +1,4 @@
-r"""Metrics of a multi-agent run (000 eq. 3.1, Sec. 4.2, App. D), from true values only.
+r"""Metrics of a multi-agent run (Xu et al. (2023), eq. 3.1, Sec. 4.2, App. D), from true values only.
 
 With :math:`F_t = \sum_i f_i(x_i^t)`, :math:`G_t = \sum_i g_i(x_i^t) \in \mathbb R^m`,
 :math:`D_t = \sum_i A_i x_i^t - b \in \mathbb R^l` and :math:`f^* = f(x^*)` of the constrained optimum:

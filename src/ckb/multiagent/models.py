@@ -1,22 +1,23 @@
 r"""An agent's local surrogate: ``m + 1`` exact GPs on its grid and their clipped confidence bounds.
 
 Agent ``i`` models :math:`f_i` (``j = 0``) and :math:`g_{i,1..m}` with independent GPs :math:`\mathcal{GP}(0,
-k)` and noise parameter :math:`\lambda` (000 eq. 3.2; one kernel per agent, shared by its ``m + 1`` GPs),
-each an :class:`~ckb.surrogates.ExactGP` over the agent's grid (rank-one updates: O(t G) or O(G^2) per
-observation, never O(t^3)). At round ``t`` (posterior after ``t - 1`` observations) the clipped bounds of
-Lemma 3.1 are
+k)` and noise parameter :math:`\lambda` (Xu et al. (2023), eq. 3.2; one kernel per agent, shared by its
+``m + 1`` GPs), each an :class:`~ckb.surrogates.ExactGP` over the agent's grid (rank-one updates: O(t G)
+or O(G^2) per observation, never O(t^3)). At round ``t`` (posterior after ``t - 1`` observations) the
+clipped bounds of Lemma 3.1 are
 
 .. math::
 
     \underline f_i^t = \max\{\mu_{i,0}^{t-1} - \beta_{i,0}^t \sigma_{i,0}^{t-1},\ -C_{i,0}\},\qquad
     \underline g_{i,j}^t = \max\{\mu_{i,j}^{t-1} - \beta_{i,j}^t \sigma_{i,j}^{t-1},\ -C_{i,j}\}
 
-(and the upper bounds with ``min`` and ``+C``). ``clip=None`` switches clipping off (the digest's
-recommendation 6.4 when no bound is known).
+(and the upper bounds with ``min`` and ``+C``). ``clip=None`` switches clipping off (our choice for
+when no bound is known; the paper takes the :math:`C_{i,j}` as known).
 
 Width schedules :math:`\beta_{i,j}^t` (``beta``):
 
-- a number: the constant :math:`\beta` for every ``j`` and ``t`` (000 App. D: 3.0 in the power example);
+- a number: the constant :math:`\beta` for every ``j`` and ``t`` (Xu et al. (2023), App. D: 3.0 in the
+  power example);
 - ``{"type": "theory", "delta", "sigma", "gamma", "scale"}``: Lemma 3.1's
   :math:`\beta_{i,j}^t = C_{i,j} + \sigma\sqrt{2(\gamma_{i,j}^{t-1} + 1 + \ln(N(m+1)/\delta))}` with
   :math:`C_{i,j}` the clipping bounds, ``sigma`` the sub-Gaussian noise level of the readings and
@@ -26,9 +27,9 @@ Width schedules :math:`\beta_{i,j}^t` (``beta``):
   ``"chosen"`` (the information gain of the points actually queried, the convention of the single-agent
   policies of this code base; a lower bound). ``scale`` multiplies β.
 
-``kind="oracle"`` is the situation of 000 Appendix B ("we have already successfully identified all the
-black-box function values"): the bounds are the given exact tables, observations change nothing. It is
-used by the counter-example only and its tables are passed explicitly.
+``kind="oracle"`` is the situation of Xu et al. (2023), Appendix B ("we have already successfully
+identified all the black-box function values"): the bounds are the given exact tables, observations
+change nothing. It is used by the counter-example only and its tables are passed explicitly.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""Multi-agent problem instances (000 eq. 2.1) and their ground truth.
+r"""Multi-agent problem instances (Xu et al. (2023), eq. 2.1) and their ground truth.
 
 .. math::
 
@@ -9,9 +9,9 @@ r"""Multi-agent problem instances (000 eq. 2.1) and their ground truth.
 problem whose natural quantity is a utility (power allocation: :math:`f_i = -U_i`) says so in
 ``utility`` and reports are given in that quantity too.
 
-Every :math:`\mathcal X^i` is a finite grid (000 App. D: "we use pure grid search"), and the true
-:math:`f_i, g_i` are tabulated on it; a :class:`MultiAgentProblem` holds those tables, the affine data,
-the noise levels, the kernel the agents model with, and the **public constants** a method may use
+Every :math:`\mathcal X^i` is a finite grid (Xu et al. (2023), App. D: "we use pure grid search"), and
+the true :math:`f_i, g_i` are tabulated on it; a :class:`MultiAgentProblem` holds those tables, the affine
+data, the noise levels, the kernel the agents model with, and the **public constants** a method may use
 (``hints``: the clipping bounds :math:`C_{i,j}`, the Slater margin :math:`\xi` of Assumption 5, the
 :math:`\rho` of Assumption 6 / Lemma A.1 and :math:`B = \max_x \|Ax - b\|`, which the paper's theory
 mode assumes known).
@@ -31,9 +31,9 @@ over distributions (an LP over the agents' marginals, since every function is se
 feasible *distribution*, which is why the regret of a soft-constraint method can be negative; and
 :func:`slater_margin` the largest :math:`\xi` of Assumption 5 (the same LP with a margin).
 
-Registered factories (``MULTIAGENT_PROBLEMS``): ``gp-samples`` (000 Sec. 5.1), ``power-allocation``
-(Sec. 5.2, eq. 5.1, with utilities of our choice and a water-filling answer), ``counterexample``
-(App. B, Table 1).
+Registered factories (``MULTIAGENT_PROBLEMS``): ``gp-samples`` (Xu et al. (2023), Sec. 5.1),
+``power-allocation`` (Sec. 5.2, eq. 5.1, with utilities of our choice and a water-filling answer),
+``counterexample`` (App. B, Table 1).
 """
 
 from __future__ import annotations
@@ -617,7 +617,8 @@ def gp_samples(
     require_active: bool = False,
     max_tries: int = 1000,
 ) -> MultiAgentProblem:
-    r"""000 Sec. 5.1: :math:`f_i, g_{i,j}` sampled from :math:`\mathcal{GP}(0, k_{SE})` on a grid of ``[-1, 1]``.
+    r"""Xu et al. (2023), Sec. 5.1: :math:`f_i, g_{i,j}` sampled from :math:`\mathcal{GP}(0, k_{SE})` on a
+    grid of ``[-1, 1]``.
 
     Each of the ``N (m + 1)`` functions is an independent joint draw on the agent's grid (Cholesky of
     :math:`K + \text{jitter}\,I`). Instances whose Slater margin (Assumption 5, :func:`slater_margin`)
@@ -674,7 +675,7 @@ def gp_samples(
             draws=tries,
             slater_margin=xi,
             f_star_distribution=distribution_optimum(prob),
-            choices="grid, lengthscale, noise, instance filter: ours (000 gives none)",
+            choices="grid, lengthscale, noise, instance filter: ours (Xu et al. (2023) give none)",
         )
         return prob
     raise InvalidInputError(
@@ -727,7 +728,8 @@ def power_allocation(
     variance: float = 1.0,
     gp_noise: float = 0.02**2,
 ) -> MultiAgentProblem:
-    r"""000 Sec. 5.2, eq. 5.1: :math:`\max \sum_i U_i(p_i)` s.t. :math:`\sum_i p_i = P`, :math:`p_i \in [0, p_{\max}]`.
+    r"""Xu et al. (2023), Sec. 5.2, eq. 5.1: :math:`\max \sum_i U_i(p_i)` s.t. :math:`\sum_i p_i = P`,
+    :math:`p_i \in [0, p_{\max}]`.
 
     The paper gives neither the utilities, ``N``, ``P``, the bounds nor ``T``; **our choice** is the
     parallel Gaussian channel rate :math:`U_i(p) = \ln(1 + a_i p)` with gain-to-noise ratios
@@ -783,7 +785,8 @@ def power_allocation(
 
 @MULTIAGENT_PROBLEMS.register("counterexample")
 def counterexample(rng: np.random.Generator) -> MultiAgentProblem:
-    """000 App. B, Table 1: one agent, X = {-1, 0, 1}, f = (1, 0.5, -1), g = (-1, 0, 2), no noise.
+    """Xu et al. (2023), App. B, Table 1: one agent, X = {-1, 0, 1}, f = (1, 0.5, -1), g = (-1, 0, 2),
+    no noise.
 
     The constrained optimum is x = 0 (f = 0.5). Run it with the ``oracle`` model (the values known
     exactly, as the appendix assumes). ``rng`` is unused.
@@ -796,5 +799,5 @@ def counterexample(rng: np.random.Generator) -> MultiAgentProblem:
         [np.array([[-1.0], [0.0], [2.0]])],
         noise_std=0.0,
         hints={"C": [[1.0, 2.0]]},
-        metadata={"table": "000 App. B Table 1"},
+        metadata={"table": "Xu et al. (2023), App. B, Table 1"},
     )

@@ -1,8 +1,9 @@
 r"""ADMMBO (Ariafar, Coll-Font, Brooks & Dy, JMLR 20(123), 2019): BO with unknown constraints by ADMM.
 
-The baseline of 001 (Shi & Eryilmaz, App. E), which ran the authors' MATLAB code; parameters and
-details below follow digest 001 §2.7. ADMMBO *minimizes* :math:`F = -f` (our rewards are in the
-maximization sense) subject to :math:`c_i(x) \le 0`, :math:`i = 1..m`, written as
+The baseline of Shi & Eryilmaz (2022, App. E), which ran the authors' MATLAB code
+(https://github.com/SetarehAr/ADMMBO); parameters and details below follow that code. ADMMBO
+*minimizes* :math:`F = -f` (our rewards are in the maximization sense) subject to :math:`c_i(x) \le 0`,
+:math:`i = 1..m`, written as
 
 .. math::
 
@@ -51,29 +52,30 @@ total budget :math:`B` = ``total_budget`` (default :math:`100 (m + 1)`, 200 for 
 and Z-step, the new :math:`x^*` / :math:`z_i` replaces it if it is feasible within ``tol_c`` (all
 :math:`c_j \le 0.01`) and its :math:`F` is not larger.
 
-**Per-round play** (digest 001 §2.7 recommendation). Every point ADMMBO evaluates is one round, in its
-order: the initial points, then per iteration the X-step points and the Z-step points of constraint 1,
-2, ...; the runner scores each on its true ``f`` and ``g``. The environment reveals the objective and all
-constraints at every round, but ADMMBO evaluates only the objective in an X-step and only constraint
-:math:`i` in a Z-step: the other values are ignored by the subproblems (faithful to the original, which
-never sees them). The incumbent check is the exception: the original evaluates *both* F and all
-:math:`c_j` at :math:`x^*` and :math:`z_i` outside its sample count; here it reads the values observed in the
-round where that point was played, so no extra rounds are spent. Once ADMMBO has stopped it plays its
-final recommendation (the incumbent, or :math:`x^*` of the last iteration if no point was ever
-``tol_c``-feasible) in every remaining round. ``internals()`` (recorded after each round's tell)
-exposes ``stopped`` (1 once ADMMBO has terminated), ``sample`` (1 if this round's point was an ADMMBO
-evaluation, so ADMMBO's own horizon is the sum of ``sample``: 001 reports "around 90" on Gardner and
-"around 50" on rate allocation), and, for the point played this round, ``admm_iteration`` (0 for the
-initial points), ``step`` (0 initial, 1 X, 2 Z, 3 recommendation) and ``constraint`` (the Z-step's
-constraint, 0-based; -1 otherwise); also the current ``rho`` and the mean residuals ``r_norm`` /
-``s_norm`` of the last convergence check.
+**Per-round play** (our choice: Shi & Eryilmaz do not say how ADMMBO's samples became rounds). Every
+point ADMMBO evaluates is one round, in its order: the initial points, then per iteration the X-step
+points and the Z-step points of constraint 1, 2, ...; the runner scores each on its true ``f`` and
+``g``. The environment reveals the objective and all constraints at every round, but ADMMBO evaluates
+only the objective in an X-step and only constraint :math:`i` in a Z-step: the other values are ignored
+by the subproblems (faithful to the original, which never sees them). The incumbent check is the
+exception: the original evaluates *both* F and all :math:`c_j` at :math:`x^*` and :math:`z_i` outside its
+sample count; here it reads the values observed in the round where that point was played, so no extra
+rounds are spent. Once ADMMBO has stopped it plays its final recommendation (the incumbent, or
+:math:`x^*` of the last iteration if no point was ever ``tol_c``-feasible) in every remaining round.
+``internals()`` (recorded after each round's tell) exposes ``stopped`` (1 once ADMMBO has terminated),
+``sample`` (1 if this round's point was an ADMMBO evaluation, so ADMMBO's own horizon is the sum of
+``sample``: Shi & Eryilmaz report "around 90" on Gardner and "around 50" on rate allocation), and, for
+the point played this round, ``admm_iteration`` (0 for the initial points), ``step`` (0 initial, 1 X,
+2 Z, 3 recommendation) and ``constraint`` (the Z-step's constraint, 0-based; -1 otherwise); also the
+current ``rho`` and the mean residuals ``r_norm`` / ``s_norm`` of the last convergence check.
 
-How 001 counted ADMMBO's horizon is not stated. The ``Samples`` list the original ``ADMMBO.m`` returns
-holds the initial points twice (X- and Z-step traces) and, through a slicing slip, the X-step samples of
-iteration 1 only: after :math:`k` iterations it has :math:`(n_0 + b_f) + (n_0 + m b_c) + (k - 1) m b`
-entries against :math:`n_0 + b_f + m b_c + (k - 1)(m + 1) b` evaluations here (Gardner: 84 against 102 at
-k = 5). If 001 played that list, its "around 90" is about k = 5-6 [inferred]; ``step`` and
-``admm_iteration`` let a report compute either count.
+How Shi & Eryilmaz counted ADMMBO's horizon is not stated. The ``Samples`` list the original
+``ADMMBO.m`` returns holds the initial points twice (X- and Z-step traces) and, through a slicing slip,
+the X-step samples of iteration 1 only: after :math:`k` iterations it has
+:math:`(n_0 + b_f) + (n_0 + m b_c) + (k - 1) m b` entries against
+:math:`n_0 + b_f + m b_c + (k - 1)(m + 1) b` evaluations here (Gardner: 84 against 102 at k = 5). If they
+played that list, their "around 90" is about k = 5-6 [inferred]; ``step`` and ``admm_iteration`` let a
+report compute either count.
 
 **GPs.** Isotropic Matérn 5/2 with lengthscale, signal variance and noise fitted by maximum marginal
 likelihood at every BO step (:mod:`ckb.surrogates.mle`, L-BFGS-B, at most 100 evaluations, as gpml's
@@ -95,10 +97,10 @@ busy cores).
 - :math:`\Pr[c_i(z) \le 0] = \Phi(-\mu/\sigma)`: the original calls ``normcdf(0, m, s2)``, passing the
   variance as the standard deviation; we use the correct normal cdf.
 - The X-step GP's prior mean is the quadratic :math:`\frac{m\rho}{2}\|x - \bar z + \bar y/\rho\|^2` in the
-  problem's units. The original's ``meanShiftedBar`` uses :math:`\rho/2` (the same for m = 1, all of 001's
-  experiments) and evaluates it at inputs scaled to :math:`[0,1]^d` against unscaled :math:`\bar z, \bar y`
-  (the same only on the unit box), and gpml's optimizer also moves the mean's "hyperparameters"
-  with a derivative the function does not provide; we keep the mean exact and fixed.
+  problem's units. The original's ``meanShiftedBar`` uses :math:`\rho/2` (the same for m = 1, all of
+  Shi & Eryilmaz's experiments) and evaluates it at inputs scaled to :math:`[0,1]^d` against unscaled
+  :math:`\bar z, \bar y` (the same only on the unit box), and gpml's optimizer also moves the mean's
+  "hyperparameters" with a derivative the function does not provide; we keep the mean exact and fixed.
 - The Z-step GP works on inputs scaled to :math:`[0,1]^d` like the X-step (the original uses raw
   units there, so its :math:`\ell = 1/4` start is 1/24 of the Gardner box and a quarter of the unit box).
 - Hyperparameter bounds and the noise floor of :mod:`ckb.surrogates.mle` (gpml has none).
@@ -227,8 +229,9 @@ def max_admm_iterations(
 class ADMMBO(Policy):
     """ADMMBO (Ariafar et al. 2019): constrained BO by ADMM, EI on each subproblem; see the module docstring.
 
-    Defaults are the original's toy-1 (Gardner) settings; its 4-D example, the basis of 001 E.2, uses
-    ``initial_bud_f = 20``, ``initial_bud_c = 20``, ``final_bud = 2`` (experiment specs pass them).
+    Defaults are the original's toy-1 (Gardner) settings; its 4-D example, the basis of Shi & Eryilmaz's
+    App. E.2, uses ``initial_bud_f = 20``, ``initial_bud_c = 20``, ``final_bud = 2`` (experiment specs pass
+    them).
 
     Parameters
     ----------

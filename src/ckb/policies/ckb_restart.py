@@ -1,9 +1,10 @@
-r"""CKB-RestartUCB (Deng, Zhou, Ghosh, Gupta & Shroff 2022; 004's non-stationary baseline, digest 004 §3.4).
+r"""CKB-RestartUCB (Deng, Zhou, Ghosh, Gupta & Shroff 2022; a non-stationary baseline of
+Guo, Zhu & Liu 2023).
 
 CKB-UCB (:class:`~ckb.policies.primal_dual.CKB`) whose GP posteriors restart from the prior every ``H``
 rounds (at rounds H + 1, 2H + 1, ...), so β is recomputed from the block's own information gain. The dual
-variable is *not* reset by default, as in the public code the digest cites (``restart_dual=True`` resets
-it too). 004 gives no H. ``H`` is a number of rounds, or ``"sqrt(T)"`` (default): ``ceil(sqrt(T))``
+variable is *not* reset by default, as in Deng et al.'s public code (``restart_dual=True`` resets
+it too). Guo, Zhu & Liu give no H. ``H`` is a number of rounds, or ``"sqrt(T)"`` (default): ``ceil(sqrt(T))``
 from the horizon, the only relevant quantity the algorithm may know. Restart-UCB analyses (Deng et al.
 2022, and R-GP-UCB of Zhou & Shroff 2021) set the period as ``(T / P_T)^(1/2)`` up to information-gain
 factors, with ``P_T`` the variation budget of the environment; a learner does not know ``P_T``, so it is

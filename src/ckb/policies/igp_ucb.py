@@ -1,4 +1,4 @@
-r"""IGP-UCB (Chowdhury & Gopalan 2017; ``001`` Algorithm 1), unconstrained.
+r"""IGP-UCB (Chowdhury & Gopalan 2017; Shi & Eryilmaz 2022, Algorithm 1), unconstrained.
 
 For ``t = 1, 2, ...``:
 

@@ -1,9 +1,9 @@
-r"""Constrained online convex optimization with bandit feedback: the OCO baseline of 001 (Shi & Eryilmaz).
+r"""Constrained online convex optimization with bandit feedback: the OCO baseline of Shi & Eryilmaz (2022).
 
-**A reconstruction, not Cao & Liu's exact rules.** 001 compares against "constrained OCO with bandit
-feedback proposed in Cao and Liu (2018)" (IEEE TAC 64(7)), tuned "to achieve the best performance", and
-names only its step size η. Cao & Liu's paper is not at hand, so this is the reconstruction of digest
-001 §2.6: a bandit primal-dual (online saddle-point) method on the regularized Lagrangian of the
+**A reconstruction, not Cao & Liu's exact rules.** Shi & Eryilmaz compare against "constrained OCO with
+bandit feedback proposed in Cao and Liu (2018)" (IEEE TAC 64(7)), tuned "to achieve the best
+performance", and name only its step size η. Cao & Liu's paper is not at hand, so this is our own
+reconstruction: a bandit primal-dual (online saddle-point) method on the regularized Lagrangian of the
 *minimization* problem with loss :math:`\ell = -f` and constraints :math:`g_j \le 0`,
 
 .. math::
@@ -16,9 +16,9 @@ their dual step uses :math:`x_t` or :math:`x_{t+1}` are unverified).
 
 Let :math:`X_\delta = [\text{lower} + \delta_e, \text{upper} - \delta_e]` be the box shrunk by
 :math:`\delta_e` on each side, so that every queried point lies in the box. Start from :math:`x_1`
-uniform in :math:`X_\delta` (drawn from the policy's generator: 001's "runs from different initial
-points"; or ``x0``) and :math:`\lambda_1 = 0`. Each update, with :math:`u_t` uniform on the unit sphere
-:math:`S^{d-1}` and :math:`c_t` the *observed* (possibly noisy) constraint values:
+uniform in :math:`X_\delta` (drawn from the policy's generator: Shi & Eryilmaz's "runs from different
+initial points"; or ``x0``) and :math:`\lambda_1 = 0`. Each update, with :math:`u_t` uniform on the unit
+sphere :math:`S^{d-1}` and :math:`c_t` the *observed* (possibly noisy) constraint values:
 
 **one-point** (default; one round per update): play :math:`y_t = x_t + \delta_e u_t`, observe
 :math:`r_t` (noisy reward) and :math:`c_t`, and estimate
@@ -48,18 +48,18 @@ points"; or ``x0``) and :math:`\lambda_1 = 0`. Each update, with :math:`u_t` uni
 The projection on a box is a coordinate-wise clip. The played point (:math:`y_t`, or each of the two
 two-point queries) is the action the runner scores for regret and violation.
 
-**Why one-point is the default.** 001's protocol has one decision per round, scored every round, with
-the same horizon T = 350 for the proposed methods and OCO; the one-point variant keeps "one round = one
-query = one update", so OCO gets exactly the evaluation budget of the other methods (digest §2.6's
-recommendation). The two-point variant needs two queries per update (T = 350 rounds give 175 updates)
-but its estimator's variance does not grow with :math:`|\ell|` (the one-point estimator's second moment is
-of order :math:`(d/\delta_e)^2 \ell^2`, large when f is far from 0, as on the Gardner problem where
+**Why one-point is the default.** Shi & Eryilmaz's protocol has one decision per round, scored every
+round, with the same horizon T = 350 for the proposed methods and OCO; the one-point variant keeps "one
+round = one query = one update", so OCO gets exactly the evaluation budget of the other methods. The
+two-point variant needs two queries per update (T = 350 rounds give 175 updates) but its estimator's
+variance does not grow with :math:`|\ell|` (the one-point estimator's second moment is of order
+:math:`(d/\delta_e)^2 \ell^2`, large when f is far from 0, as on the Gardner problem where
 :math:`\ell \in [-1, 7]`), so it is offered as the lower-variance alternative.
 
 Parameters and choices (each configurable)
 ------------------------------------------
 - ``eta`` (η > 0, default 0.01): the primal step size, and the dual one unless ``eta_dual`` is given.
-  001 tunes it per experiment ("best performance", a smaller η with noisy constraints);
+  Shi & Eryilmaz tune it per experiment ("best performance", a smaller η with noisy constraints);
   ``benchmarks/tune_oco.py`` does that grid search. The default is a plain constant, not a tuned value.
 - ``eta_dual`` (> 0, default ``eta``): a separate dual step size.
 - ``delta_e`` (:math:`\delta_e`, exploration radius, absolute units of the box; default 5% of the box's
@@ -95,7 +95,8 @@ def _arr(a: Any) -> np.ndarray:
 
 @POLICIES.register("oco")
 class BanditOCO(Policy):
-    """Bandit primal-dual OCO (reconstruction of Cao & Liu 2018 for 001); see the module docstring.
+    """Bandit primal-dual OCO (reconstruction of Cao & Liu 2018 for Shi & Eryilmaz 2022); see the module
+    docstring.
 
     Parameters
     ----------

@@ -5,11 +5,11 @@ dual step) and documents it.
 This module keeps the estimation: exact GP posteriors of f and each g on the candidates
 (:class:`~ckb.surrogates.ExactGP`), the exploration strategy that turns them into estimates
 (``ckb-ucb``: GP-UCB for f and GP-LCB for g; ``ckb-ts``: joint posterior samples; ``ckb-rand``:
-RandGP-UCB; ``ckb`` takes any ``exploration``; 002's names ``cbo-*`` are aliases), and the exact argmax
-with random tie-breaking. Per round: the rule's widths, the estimates (f first, then each g, from the
-policy's generator), the argmax of the rule's score, the rule's dual step at the played arm (from its
-estimate, or with ``dual_estimate="mean"`` from the posterior mean of each g there); a tell updates
-the posteriors.
+RandGP-UCB; ``ckb`` takes any ``exploration``; the CBO paper's names ``cbo-*`` are aliases), and the
+exact argmax with random tie-breaking. Per round: the rule's widths, the estimates (f first, then each
+g, from the policy's generator), the argmax of the rule's score, the rule's dual step at the played arm
+(from its estimate, or with ``dual_estimate="mean"`` from the posterior mean of each g there); a tell
+updates the posteriors.
 
 Defaults from the problem's public hints: ``B`` (bound on |f|), ``G`` (max |g|), ``R`` (reward noise
 level; the real-data problems publish the largest deviation of a reading from its arm's mean, as the

@@ -1,6 +1,6 @@
-r"""RPOL-UCB: rectified pessimistic-optimistic learning (Guo, Zhu & Liu; 004 Sec. 3-4, digest 004 §2.0-2.1).
+r"""RPOL-UCB: rectified pessimistic-optimistic learning (Guo, Zhu & Liu 2023, Sec. 3-4).
 
-An optimistic reward, a *pessimistic* constraint estimate that is a lower confidence bound (004's
+An optimistic reward, a *pessimistic* constraint estimate that is a lower confidence bound (the paper's
 Condition 1 needs :math:`\check g_t \le g`, so that :math:`\check g_t^+(x^*) = 0`; it is not a UCB), and a
 rectified penalty with a non-decreasing weight:
 
@@ -14,13 +14,13 @@ rectified penalty with a non-decreasing weight:
     \qquad Q_{t+1,j} = \max\big(Q_{t,j} + [c_{t,j}]^+,\ \sqrt t\big),\quad Q_{1,j} = 1,
 
 with :math:`c_t` the *observed* (noisy) cost: Q never decreases and noise alone pushes it up. Deep-feasible
-points earn no bonus (the rectifier), unlike CKB's signed penalty. 004 states one constraint and says the
-extension is easy; with m > 1 there is one Q per constraint (our choice).
+points earn no bonus (the rectifier), unlike CKB's signed penalty. The paper states one constraint and
+says the extension is easy; with m > 1 there is one Q per constraint (our choice).
 
-Posteriors: kernel ridge with :math:`\lambda = 1 + 2/T` (``noise="auto"``, the IGP-UCB regularizer 004
-uses), widths :math:`\beta^f_t = B_f + R_f\sqrt{2(\hat\gamma^f + 1 + \ln(2/p))}` and the same for g with
-:math:`B_g, R_g` (:mod:`ckb.exploration.beta` with α = p/2; ``beta_scale`` multiplies both). Defaults from
-the problem's hints: ``B_f = B``, ``B_g = G``, ``R_f = R_g = R``.
+Posteriors: kernel ridge with :math:`\lambda = 1 + 2/T` (``noise="auto"``, the IGP-UCB regularizer the
+paper uses), widths :math:`\beta^f_t = B_f + R_f\sqrt{2(\hat\gamma^f + 1 + \ln(2/p))}` and the same for g
+with :math:`B_g, R_g` (:mod:`ckb.exploration.beta` with α = p/2; ``beta_scale`` multiplies both).
+Defaults from the problem's hints: ``B_f = B``, ``B_g = G``, ``R_f = R_g = R``.
 
 Search: exact argmax over the candidates of a finite domain or grid (random tie-breaking); on a continuous
 box, ``n_candidates`` Sobol points plus a local search (:func:`ckb.exploration.refine_from_candidates`).
@@ -175,7 +175,7 @@ class OptimisticPolicy(RuleAdapter, Policy):
 
 @POLICIES.register("rpol-ucb", aliases=("rpol",))
 class RPOLUCB(OptimisticPolicy):
-    """RPOL-UCB (004's algorithm with GP-UCB/LCB; the rule: :class:`ckb.rules.RPOLRule`). Extra
+    """RPOL-UCB (Guo, Zhu & Liu's algorithm with GP-UCB/LCB; the rule: :class:`ckb.rules.RPOLRule`). Extra
     parameter: ``Q1`` (1)."""
 
     rule_class = RPOLRule
@@ -200,7 +200,8 @@ class CONFIG(OptimisticPolicy):
 
 @POLICIES.register("rpol-censored-ucb")
 class RPOLCensoredUCB(RPOLUCB):
-    r"""RPOL-CensoredUCB (004 Sec. 5, App. C; censored GP-UCB of Verma et al.) for delayed feedback.
+    r"""RPOL-CensoredUCB (Guo, Zhu & Liu 2023, Sec. 5, App. C; censored GP-UCB of Verma et al.) for delayed
+    feedback.
 
     Every played point enters both models at once with target 0; its reward (cost) replaces the 0 when it
     arrives, if its delay :math:`d_s \le` ``censor`` (the paper's m), and stays 0 otherwise:
@@ -215,9 +216,9 @@ class RPOLCensoredUCB(RPOLUCB):
         B_r = B_f + R_f\sqrt{2\ln T},
 
     and the same for each cost with :math:`B_g, R_g, B_c`; ``beta_scale`` multiplies :math:`v`. The sum uses the
-    *current* posterior std at the last m played points (004's Algorithm; its proof writes
-    :math:`\sigma_{t-1}`, digest 004 §2.2). Q is fed by every cost revealed in the round, censored or not.
-    Default ``censor = 30`` (P(d <= 30) = 0.9998 under Poisson(15); 004 gives no m).
+    *current* posterior std at the last m played points (Guo, Zhu & Liu, Sec. 5; the proof of their Lemma 4
+    in App. C.2 writes :math:`\sigma_{t-1}`). Q is fed by every cost revealed in the round, censored or not.
+    Default ``censor = 30`` (P(d <= 30) = 0.9998 under Poisson(15); the paper gives no m).
     """
 
     finite_state_keys = ("yf", "yg")
@@ -323,7 +324,8 @@ class RPOLCensoredUCB(RPOLUCB):
 
 @POLICIES.register("rpol-sw-ucb")
 class RPOLSWUCB(RPOLUCB):
-    r"""RPOL-SWUCB (004 Sec. 6, App. D; SW-GP-UCB of Zhou & Shroff) for non-stationary functions.
+    r"""RPOL-SWUCB (Guo, Zhu & Liu 2023, Sec. 6, App. D; SW-GP-UCB of Zhou & Shroff) for non-stationary
+    functions.
 
     The posteriors use only the window :math:`t_0 = \max(1, t - W)`, i.e. the last ``W + 1`` observations:
     each new observation is added and the oldest one beyond the window removed exactly
@@ -337,9 +339,9 @@ class RPOLSWUCB(RPOLUCB):
 
     with :math:`\hat\gamma` the information gain of the window (``beta_scale`` multiplies β). The drift terms
     :math:`\Gamma_t = C \sum_{s=t_0}^{t-1} \|f_s - f_{s+1}\|_k` need the true per-round drift in RKHS norm,
-    which no learner knows: ``drift_f`` / ``drift_g`` give Γ as constants, default 0 (digest 004 §5). The
-    theory window :math:`W = \gamma_T^{1/4} (T/P_T)^{1/2}` needs the variation budget too; ``W`` is a
-    parameter (default 100).
+    which no learner knows: ``drift_f`` / ``drift_g`` give Γ as constants, default 0 (a choice the paper
+    leaves open). The theory window :math:`W = \gamma_T^{1/4} (T/P_T)^{1/2}` needs the variation budget
+    too; ``W`` is a parameter (default 100).
     """
 
     accepts_partial_feedback = False

@@ -1,11 +1,11 @@
 r"""Safe Bayesian-optimization baselines of the primal-dual papers: SafeOpt, StageOpt, SGP-UCB.
 
-The primal-dual papers (002/003, Zhou & Ji) compare CKB against **StageOpt** (Sui, Zhuang, Burdick & Yue,
-ICML 2018) and **SGP-UCB** (Amani, Alizadeh & Thrampoulidis, L4DC 2020), and cite **SafeOpt** (Sui,
-Gotovos, Burdick & Krause, ICML 2015) without running it (digest 002-003 §3 intro, §3.4, §5.2.1). All three
-keep every played arm safe with high probability, which needs a known safe seed; SafeOpt and StageOpt also
-need a Lipschitz constant of the safety functions. They run on domains with candidates (finite arms, or a
-box searched on a grid).
+The primal-dual papers (Zhou & Ji 2022 and the CBO paper) compare CKB against **StageOpt** (Sui, Zhuang,
+Burdick & Yue, ICML 2018) and **SGP-UCB** (Amani, Alizadeh & Thrampoulidis, L4DC 2020), and cite
+**SafeOpt** (Sui, Gotovos, Burdick & Krause, ICML 2015) without running it (the CBO paper, Sec. 5). All
+three keep every played arm safe with high probability, which needs a known safe seed; SafeOpt and
+StageOpt also need a Lipschitz constant of the safety functions. They run on domains with candidates
+(finite arms, or a box searched on a grid).
 
 Conventions shared by the three
 -------------------------------
@@ -21,8 +21,9 @@ observations :math:`c_{t,j}`; the posterior of :math:`s_j` has mean :math:`-\til
 :mod:`ckb.exploration.beta` (default ``"theory"``: :math:`B + R\sqrt{2(\hat\gamma_{t-1} + 1 + \ln(1/\alpha'))}`
 for ``f`` and the same with ``G``, ``R_g`` and the constraint GP's :math:`\hat\gamma` for :math:`g_j`). The
 :math:`m + 1` GPs share the failure probability ``alpha`` by a union bound, :math:`\alpha' = \alpha/(m+1)`
-(our choice; 002/003 Thm 1 does the same with :math:`\ln(2/\alpha)` for one constraint). The papers write
-:math:`\beta_t^{1/2}` where ckb's ``beta`` is already the multiplier of :math:`\sigma`.
+(our choice; Theorem 1 of the CBO paper and of Zhou & Ji (2022) does the same with :math:`\ln(2/\alpha)`
+for one constraint). The papers write :math:`\beta_t^{1/2}` where ckb's ``beta`` is already the
+multiplier of :math:`\sigma`.
 
 *Confidence intervals* (Sui et al. 2015, Sec. 3): :math:`Q_t(x) = [\mu_{t-1}(x) \pm \beta_t \sigma_{t-1}(x)]`
 and :math:`C_t(x) = C_{t-1}(x) \cap Q_t(x)`, with :math:`C_0(x) = [0, \infty)` for the safety functions at
@@ -108,8 +109,9 @@ expanders). Stage 2, :math:`t > T_0`: GP-UCB on ``f`` in the safe set found,
 :math:`x_t = \arg\max_{x \in S_{T_0}} \mu_{t-1}(x) + \beta_t \sigma_{t-1}(x)`. Choices:
 
 - :math:`T_0`: the paper's theorem sets it from unknown constants; ``T0`` may be given, else
-  ``ceil(T0_fraction * horizon)`` with ``T0_fraction = 0.1`` (digest §5.2.1 recommends 10-20% of T; the low
-  end, since stage 1 pays regret without looking at ``f``). So StageOpt needs ``horizon`` or ``T0``.
+  ``ceil(T0_fraction * horizon)`` with ``T0_fraction = 0.1`` (our choice; the primal-dual papers give no
+  baseline settings: 0.1 is the low end of 10-20% of T, since stage 1 pays regret without looking at
+  ``f``). So StageOpt needs ``horizon`` or ``T0``.
 - Stage 1 ends early when :math:`G_t = \emptyset` (``switch_when_converged=True``): then no arm can
   ever become safe again (see *Expanders*), so expansion is over. With ``False``, such rounds sample the
   most uncertain safe arm instead, until :math:`T_0`.
@@ -712,7 +714,7 @@ class StageOpt(_LipschitzSafeBO):
     T0:
         Length of stage 1 (rounds 1..T0); default ``ceil(T0_fraction * horizon)``.
     T0_fraction:
-        Default 0.1 (digest 002-003 §5.2.1: 10-20% of T).
+        Default 0.1 (our choice, the low end of 10-20% of T; the primal-dual papers give no T0).
     switch_when_converged:
         End stage 1 early when no expander is left (default True).
     freeze_safe_set:

@@ -1,9 +1,11 @@
-r"""SCGP-UCB: stochastic constrained GP-UCB with a virtual queue (002 Algorithm 2, Theorems 3-4).
+r"""SCGP-UCB: stochastic constrained GP-UCB with a virtual queue (the CBO paper, Algorithm 2,
+Theorems 3-4).
 
-Stochastic full constraint information (002 Sec. 4): before round ``t`` the environment reveals an i.i.d.
-random function :math:`g_t(\cdot)` with :math:`\mathbb E[g_t] = g` and :math:`|g_t| \le G` (Assumptions
-5-6); environment ``"full-information"`` passes it to :meth:`SCGPUCB.ask` as an ``(n, m)`` array over the
-candidates. With :math:`Q(1) = 0`, :math:`\mu_0 = 0`, :math:`\sigma_0 = 1`, for ``t = 1, 2, ...``:
+Stochastic full constraint information (the CBO paper, Sec. 4): before round ``t`` the environment
+reveals an i.i.d. random function :math:`g_t(\cdot)` with :math:`\mathbb E[g_t] = g` and
+:math:`|g_t| \le G` (Assumptions 5-6); environment ``"full-information"`` passes it to
+:meth:`SCGPUCB.ask` as an ``(n, m)`` array over the candidates. With :math:`Q(1) = 0`,
+:math:`\mu_0 = 0`, :math:`\sigma_0 = 1`, for ``t = 1, 2, ...``:
 
 .. math::
 
@@ -40,7 +42,7 @@ Choices where the paper is silent or loose
   δ is then the common margin :math:`\max_x \min_j -g_j(x)`. Theorems 3-4 are proved for ``m = 1`` only.
 - Candidates only (arms or a grid): :math:`g_t` is revealed as its values at the candidates.
 
-What the proof of Theorems 3-4 shows (002 App. E), and what it does not: pathwise
+What the proof of Theorems 3-4 shows (the CBO paper, App. E), and what it does not: pathwise
 :math:`\sum_{t\le\tau} g_t(x_t) \le Q(\tau+1) - \sum_{t\le\tau}\epsilon_t`; the paper then takes expectations
 with :math:`\mathbb E[g_t(x_t)] = g(x_t)`, which gives a bound on :math:`\mathbb E[\sum_t g(x_t)]`, the
 expected *signed* sum, not on :math:`\mathbb E[(\sum_t g(x_t))^+]` as the statement's
@@ -83,7 +85,8 @@ def setting_constants(setting: str, B: float, delta: float) -> tuple[float, floa
 
 
 def violation_bound(tau: int | np.ndarray, G: float, delta: float, setting: str = "i") -> np.ndarray:
-    r"""Theorem 4's explicit bound on :math:`\mathbb E[\mathcal V(\tau)]` (002 App. E, end of each case).
+    r"""Theorem 4's explicit bound on :math:`\mathbb E[\mathcal V(\tau)]` (the CBO paper, App. E, end of each
+    case).
 
     (i): :math:`\big(\frac{12(G+1)^2}{\delta}\ln\frac{8(G+1)}{\delta} + \frac{2G^2}{\delta^2} + \frac{2G^2+5G+7}{\delta} + 4\sqrt2 - \sqrt\tau\big)^+`;
     (ii): :math:`\big(\frac{12(G+1)^2}{\delta}\ln\frac{8(G+1)}{\delta} + \frac{2G^2+G+1}{\delta} + 9\sqrt2 - \frac{\delta}{2}\sqrt\tau\big)^+`.
@@ -112,7 +115,7 @@ def _bound_slope(delta: float, setting: str) -> float:
 
 @POLICIES.register("scgp-ucb")
 class SCGPUCB(IGPUCB):
-    """SCGP-UCB (002 Algorithm 2); see the module docstring.
+    """SCGP-UCB (the CBO paper, Algorithm 2); see the module docstring.
 
     Parameters
     ----------

@@ -2,8 +2,8 @@
 
 Two files, both from the public code repository of Chowdhury & Gopalan (NeurIPS 2019, "Bayesian
 Optimization under Heavy-tailed Payoffs"), ``sayakrc/Bayesian-Optimization-under-Heavy-tailed-Payoffs``
-on GitHub, which the primal-dual CKB papers (002/003) follow. That repository has no licence file, so
-ckb never ships the data: it reads them from a directory.
+on GitHub, which the primal-dual CKB papers (Zhou & Ji (2022) and the CBO paper) follow. That repository
+has no licence file, so ckb never ships the data: it reads them from a directory.
 
 - ``iw_data_all.mat``: light-sensor readings of the CMU Intelligent Workplace (Nov 2005, A. Krause);
   ``data.train.sensordata`` 601 x 41, ``data.test.sensordata`` 192 x 41, ``data.coords`` 41 x 2.

@@ -1,6 +1,7 @@
-r"""The counterexample of 001's Proposition 1: a fixed penalty cannot give sublinear regret and violation.
+r"""The counterexample of Shi & Eryilmaz (2022), Proposition 1: a fixed penalty cannot give sublinear regret
+and violation.
 
-001 §4: with a fixed multiplier κ and penalty Λ, applying any unconstrained bandit algorithm with
+The paper's Sec. 4: with a fixed multiplier κ and penalty Λ, applying any unconstrained bandit algorithm with
 sublinear regret to :math:`f - \kappa\Lambda(g)` fails on
 
 .. math::
@@ -37,7 +38,7 @@ def fixed_penalty_counterexample(
     reward_std: float = 0.05,
     lengthscale: float = 0.2,
 ) -> Problem:
-    """001 Proposition 1's construction (see the module docstring); the instance is fixed."""
+    """The construction of Shi & Eryilmaz's Proposition 1 (module docstring); the instance is fixed."""
     c = check_scalar(c, "c", low=0.0, high=1.0, low_inclusive=False)
     kappa = check_scalar(kappa, "kappa", low=0.0)
     n_grid = check_scalar(n_grid, "n_grid", low=2, integer=True)

@@ -1,16 +1,16 @@
-r"""The 2-D test problem with a small feasible region (Gardner et al. 2014; 001 App. E.1).
+r"""The 2-D test problem with a small feasible region (Gardner et al. 2014; Shi & Eryilmaz (2022), App. E.1).
 
 .. math::
 
     \max_{x \in [0, 6]^2} f(x) = -\sin x_1 - x_2 \quad\text{s.t.}\quad g(x) = \sin x_1 \sin x_2 + 0.95 \le 0.
 
 The feasible set is about 1.8% of the box; the optimum is :math:`x^* = (3\pi/2, \arcsin 0.95)` with
-:math:`f^* = 1 - \arcsin 0.95 \approx -0.2532` (001 says "around -0.25").
+:math:`f^* = 1 - \arcsin 0.95 \approx -0.2532` (Shi & Eryilmaz say "around -0.25").
 
-Observation noise (001 E.1.1 / E.1.2): reward ``N(0, 0.01)`` (0.01 is the variance, so std 0.1); the
+Observation noise (their App. E.1.1 / E.1.2): reward ``N(0, 0.01)`` (0.01 is the variance, so std 0.1); the
 constraint exactly (``constraint_noise="none"``, E.1.1) or with ``N(0, 0.01)`` (``"gaussian"``, E.1.2).
 
-Choices the paper leaves open (each a parameter, digest 001 §5):
+Choices the paper leaves open (each a parameter):
 
 - kernel: Matérn ν = 2.5 (the paper's) with lengthscale a quarter of the box width (1.5) and unit
   variance; the paper gives no lengthscale;
@@ -19,7 +19,8 @@ Choices the paper leaves open (each a parameter, digest 001 §5):
   ``max_x -g(x) = 0.05``;
 - the domain is the continuous box (``grid=None``); ``grid=k`` searches a k x k grid instead (then
   regret is measured against the best feasible grid point);
-- ``kernel="se"``: the squared-exponential kernel that 004 (RPOL) uses, with the same lengthscale.
+- ``kernel="se"``: the squared-exponential kernel that Guo, Zhu & Liu (2023) use for RPOL, with the same
+  lengthscale.
 """
 
 from __future__ import annotations

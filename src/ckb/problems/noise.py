@@ -6,7 +6,8 @@ on a continuous box) and returns ``(y, c)``. Three models cover the papers:
 - :class:`GaussianNoise`: ``y = f + N(0, σ_f²)``, ``c_j = g_j + N(0, σ_g²)`` independently (σ = 0: exact);
 - :class:`UniformNoise`: bounded noise ``U[-a, a]``;
 - :class:`GaussianRewardNoise`: Gaussian reward noise with the constraint observed exactly, with
-  Gaussian noise, or with bounded uniform noise (001's experiments E.1.1, E.1.2 / E.2.2);
+  Gaussian noise, or with bounded uniform noise (the experiments of Shi & Eryilmaz (2022), App. E.1.1,
+  E.1.2 / E.2.2);
 - :class:`ResampledReadings`: real data; a pull of arm ``i`` returns the reading of arm ``i`` on a
   uniformly random row of a recorded table (the light-sensor and finance set-ups of Chowdhury &
   Gopalan 2019 that the primal-dual papers follow). Constraint observations are either affine in the

@@ -1,4 +1,5 @@
-r"""Piecewise non-stationary problems (004 Sec. 6, Exp. 3): phases with their own f, g and optimum.
+r"""Piecewise non-stationary problems (Guo, Zhu & Liu (2023), Sec. 6 and the non-stationary experiment of
+Sec. 7): phases with their own f, g and optimum.
 
 A :class:`PhasedProblem` is a :class:`~ckb.problems.Problem` whose functions change at given rounds. Its
 own ``f``/``g`` are those of the first phase (what a policy's defaults and hints see); the ``phased``
@@ -6,10 +7,10 @@ environment (:mod:`ckb.runner.environments.phased`) evaluates round t with the f
 records that phase's best feasible utility, so the runner's regret is the *dynamic* regret
 :math:`\sum_t f_t(x^*_t) - f_t(x_t)` and the violations use :math:`g_t`.
 
-``gardner-phases`` is 004's Exp. 3 (digest 004 §3.3): rounds 1-100 the Gardner problem, rounds 101-300
-:math:`f = -\sin(x_1 - 5) - x_2`, :math:`g = \sin x_1 \sin(x_2 + 5) + 0.5`, rounds 301-500
-:math:`f = -\sin(x_1 + 4) - x_2`, :math:`g = \sin(x_1 + 5)\sin x_2 + 0.95`, on a grid of [0, 6]^2 (per-phase
-optima over the grid; the continuous ones are -0.2532, 0.6703, -0.6775).
+``gardner-phases`` is Guo, Zhu & Liu's non-stationary experiment (Sec. 7, Fig. 3): rounds 1-100 the Gardner
+problem, rounds 101-300 :math:`f = -\sin(x_1 - 5) - x_2`, :math:`g = \sin x_1 \sin(x_2 + 5) + 0.5`, rounds
+301-500 :math:`f = -\sin(x_1 + 4) - x_2`, :math:`g = \sin(x_1 + 5)\sin x_2 + 0.95`, on a grid of [0, 6]^2
+(per-phase optima over the grid; the continuous ones are -0.2532, 0.6703, -0.6775).
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ def gardner_phases(
     kernel: str = "se",
     lengthscale: float = 1.5,
 ) -> PhasedProblem:
-    """004 Exp. 3's three phases (module docstring); the instance is fixed, ``rng`` is unused."""
+    """The three phases of Guo, Zhu & Liu (2023), Sec. 7, Fig. 3 (module docstring); the instance is fixed,
+    ``rng`` is unused."""
     grid = check_scalar(grid, "grid", low=2, integer=True)
     constraint_std = check_noise_scale(constraint_std, "constraint_std")  # the noise model calls it its scale
     kernel = gardner_kernel(kernel, lengthscale)
@@ -128,6 +130,6 @@ def gardner_phases(
         kernel=kernel,
         hints={"B": 7.0, "R": float(max(reward_std, constraint_std)), "G": 1.95, "slater_margin": 0.05},
         metadata={
-            "phases": "004 Exp. 3: Gardner; f = -sin(x1 - 5) - x2, g = sin x1 sin(x2 + 5) + 0.5; f = -sin(x1 + 4) - x2, g = sin(x1 + 5) sin x2 + 0.95"
+            "phases": "Guo, Zhu & Liu (2023), Sec. 7, Fig. 3: Gardner; f = -sin(x1 - 5) - x2, g = sin x1 sin(x2 + 5) + 0.5; f = -sin(x1 + 4) - x2, g = sin(x1 + 5) sin x2 + 0.95"
         },
     )

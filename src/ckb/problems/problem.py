@@ -212,8 +212,8 @@ class Problem:
         r"""Best feasible *distribution* over candidates: :math:`\max_\pi \{E_\pi u : E_\pi g_j \le 0\ \forall j\}`.
 
         The baseline of the stronger regret :math:`R_+(T) = T E_{\pi^*}[u] - \sum_t u(x_t)` that the
-        primal-dual papers' theorems bound (digest 002-003 §1.3); a linear program over the simplex
-        (HiGHS). ``None`` without candidates. Always >= :attr:`utility_star`.
+        primal-dual papers' theorems bound (Sec. 2 of both Zhou & Ji (2022) and the CBO paper); a linear
+        program over the simplex (HiGHS). ``None`` without candidates. Always >= :attr:`utility_star`.
         """
         if self.f_values is None:
             return None

@@ -1,22 +1,24 @@
-r"""Stochastic full-information constraints (002 Sec. 4) and the GPU-allocation queueing example of 002 App. A.
+r"""Stochastic full-information constraints (the CBO paper, Sec. 4) and the GPU-allocation queueing example of
+its App. A.
 
 Full-information protocol
 -------------------------
-In the stochastic full-information setting (002 Assumptions 5-6) the environment reveals, *before* each
-round, an i.i.d. random constraint function :math:`g_t(\cdot)` with :math:`\mathbb E[g_t(x)] = g(x)` and
-:math:`|g_t(x)| \le G`. A problem offers it through :class:`StochasticConstraintProblem`:
+In the stochastic full-information setting (the CBO paper's Assumptions 5-6) the environment reveals,
+*before* each round, an i.i.d. random constraint function :math:`g_t(\cdot)` with
+:math:`\mathbb E[g_t(x)] = g(x)` and :math:`|g_t(x)| \le G`. A problem offers it through
+:class:`StochasticConstraintProblem`:
 
 - ``problem.sample_constraints(rng) -> (n, m)``: one draw of :math:`g_t` at all ``n`` candidates, from the
   generator it is given (the environment's, so runs are reproducible);
 - ``problem.g_values`` (``(n, m)``): the *exact* mean :math:`g = \mathbb E[g_t]`, which the runner's
-  metrics use (the papers' violation is :math:`[\sum_t g(x_t)]^+` with this mean, digest 002-003 §1.3);
+  metrics use (the paper's violation, defined in its Sec. 2, is :math:`[\sum_t g(x_t)]^+` with this mean);
 - ``problem.constraint_bound``: ``G`` of Assumption 6 (also published as the hint ``"G"``).
 
 The environment ``"full-information"`` (:mod:`ckb.runner.environments.full_information`) calls the
 sampler; any problem with a ``sample_constraints`` method works there.
 
-The ``gpu-queue`` problem (002 App. A)
---------------------------------------
+The ``gpu-queue`` problem (the CBO paper, App. A)
+--------------------------------------------------
 GPU resources are allocated to two computing nodes, :math:`x = (x_1, x_2)`, each the fraction of a node's
 GPU pool switched on, on the grid :math:`\{0, \tfrac{1}{L-1}, \dots, 1\}^2` (``levels = L``). Jobs
 arrive at random, :math:`\omega(t) \sim \mathrm{Poisson}(\lambda)`; node ``i`` serves
@@ -86,7 +88,7 @@ class StochasticConstraintProblem(Problem):
 
     ``constraint_sampler(rng) -> (n, m)`` draws :math:`g_t` at the ``n`` candidates; ``constraints``
     (the ``Problem`` argument) must be its exact mean :math:`g`, and every draw must satisfy
-    ``|g_t| <= constraint_bound`` (002 Assumptions 5-6). Needs a domain with candidates.
+    ``|g_t| <= constraint_bound`` (Assumptions 5-6 of the CBO paper). Needs a domain with candidates.
     """
 
     def __init__(

@@ -1,7 +1,8 @@
-r"""Data-rate allocation to four servers under an electricity budget (001 App. E.2, after Lee et al. 2005).
+r"""Data-rate allocation to four servers under an electricity budget (Shi & Eryilmaz (2022), App. E.2,
+after Lee et al. 2005).
 
 Rates :math:`x \in [0, 2]^4`; utility :math:`f(x) = \sum_i U_i(x_i)` with sigmoid utilities for servers
-1 and 3 and logarithmic utilities for servers 2 and 4 (001 eqs. 35-36):
+1 and 3 and logarithmic utilities for servers 2 and 4 (Shi & Eryilmaz (2022), eqs. 35-36):
 
 .. math::
 
@@ -11,16 +12,18 @@ Rates :math:`x \in [0, 2]^4`; utility :math:`f(x) = \sum_i U_i(x_i)` with sigmoi
 budget constraint :math:`g(x) = 0.2 x_1 + 0.4 x_2 + 0.8 x_3 + 1.2 x_4 - 2 \le 0` (electricity cost
 :math:`h(x) = 1 + 0.2 x_1 + \dots` against the budget 3).
 
-**Stand-in constants.** 001 takes :math:`a_i, b_i, c_i, d_i` from the first experiment of Lee, Mazumdar
-& Shroff (2005), which is not at hand. We use the normalization of that line of work, so that every
+**Stand-in constants.** Shi & Eryilmaz take :math:`a_i, b_i, c_i, d_i` from the first experiment of Lee,
+Mazumdar & Shroff (2005), which is not at hand. We use the normalization of that line of work, so that every
 utility rises from :math:`U_i(0) = 0` to 1: sigmoids with :math:`c = (1 + e^{ab})/e^{ab}`,
 :math:`d = -1/(1 + e^{ab})`, :math:`a = 5` and :math:`b = 1` (server 1), :math:`b = 1.5` (server 3); logs with
-:math:`a = 1`, :math:`b = 1`, :math:`d = 0`, :math:`c = 1/\log(2a + 1)` (digest 001 §5.11). **Absolute
-utilities are therefore not comparable with 001's figures**; the qualitative claims are.
+:math:`a = 1`, :math:`b = 1`, :math:`d = 0`, :math:`c = 1/\log(2a + 1)` (the values of a and b are
+placeholders, from neither paper). **Absolute utilities are therefore not comparable with Shi & Eryilmaz's
+figures**; the qualitative claims are.
 
-Noise (001 E.2): each utility is measured with ``N(0, 0.01)`` error, so the observed total carries the sum
-of four such errors (``reward_std = 0.2``; digest §5.10); the constraint is observed exactly (E.2.1) or with
-``U[-0.2, 0.2]`` noise (E.2.2, ``constraint_noise="uniform"``).
+Noise (Shi & Eryilmaz (2022), App. E.2): each utility is measured with ``N(0, 0.01)`` error, so the observed
+total carries the sum of four such errors (``reward_std = 0.2``; a choice the paper leaves open: one error on
+the total would give 0.1); the constraint is observed exactly (E.2.1) or with ``U[-0.2, 0.2]`` noise
+(E.2.2, ``constraint_noise="uniform"``).
 
 The paper reports utility because the optimum is unknown; here the stand-in's constrained optimum is
 computed numerically (SLSQP from a grid of starts, checked against a dense random search), so regret is

@@ -1,7 +1,8 @@
-r"""The two real-data problems of the primal-dual papers: light sensors (002 App. F / 003 Sec. 5) and finance.
+r"""The two real-data problems of the primal-dual papers: light sensors (the CBO paper, App. F; Zhou & Ji
+(2022), Sec. 5) and finance.
 
-Both follow Chowdhury & Gopalan (2019), whose set-up the papers reuse (digest 002-003 §3.2, §3.3, §5.2.4-6);
-the data files and where ckb looks for them are described in :mod:`ckb.problems.data`.
+Both follow Chowdhury & Gopalan (2019), whose set-up the papers reuse; the data files and where ckb looks for
+them are described in :mod:`ckb.problems.data`.
 
 ``light-sensor`` (``iw_data_all.mat``)
     Arms: the 41 sensors (:meth:`FiniteDomain.arms`, no coordinates). Objective
@@ -20,7 +21,7 @@ row of the table ``f`` was computed from (test rows / all days;
 :class:`~ckb.problems.noise.ResampledReadings`), so the noise ``y - f`` is the data's own, real and
 heavy-tailed. Choices the papers leave open, each a parameter:
 
-- ``constraint_noise="coupled"`` (default, digest §5.1.5): ``c = h - y`` from the *same* reading, since
+- ``constraint_noise="coupled"`` (default): ``c = h - y`` from the *same* reading, since
   the constraint is a deterministic transform of the reward (``constraint_affine=[(-1, h)]``).
   ``"independent"``: ``c = g + N(0, constraint_std^2)`` independent of ``y``; ``constraint_std`` defaults
   to the pooled standard deviation of the readings about their arm means (the reward noise's scale).

@@ -1,19 +1,21 @@
-r"""The synthetic RKHS problem of the primal-dual papers (002 App. F.1, 003 Sec. 5.1).
+r"""The synthetic RKHS problem of the primal-dual papers (the CBO paper, App. F.1; Zhou & Ji (2022),
+Sec. 5.1).
 
 Domain: a grid of ``n_grid`` points on [0, 1] (``0.01, 0.02, ..., 1`` for 100 points, as in Chowdhury &
 Gopalan's code). Objective: :math:`f = \sum_{i \le p} a_i k(\cdot, x_i)` with :math:`a_i \sim U[-1, 1]`,
 ``p = n_support`` support points :math:`x_i` drawn uniformly from the grid (the papers say
 :math:`x_i \in \mathcal X`; ``support="continuous"`` draws them from [0, 1] as the C&G code does), SE kernel.
 
-Choices the papers leave open (digest 002-003 §3.1, §5.1.4, §5.4), each a parameter:
+Choices the papers leave open, each a parameter:
 
 - ``normalize=True``: divide by :math:`\max|f|` over the grid so ``B = 1`` (C&G code);
 - ``positive_max=True``: if the largest :math:`|f|` is attained at a negative value, flip the sign of f.
   The draw is symmetric (``a -> -a``), so this keeps instances equally likely while guaranteeing
   ``max f = B = 1``; without it, ``g = -f + h`` with ``h = B/2`` is infeasible on about half the draws;
-- ``constraint``: ``"none"`` (m = 0), ``"neg-f-plus-h"`` (002: :math:`g = -f + h`, ``h = h_fraction * B``),
-  or ``"independent"`` (003: g drawn like f, normalized, sign chosen so that ``min g = -1``, i.e. feasible);
-- noise: Gaussian with ``reward_std`` and ``constraint_std`` (the papers give none; digest §5.1.6).
+- ``constraint``: ``"none"`` (m = 0), ``"neg-f-plus-h"`` (the CBO paper: :math:`g = -f + h`,
+  ``h = h_fraction * B``), or ``"independent"`` (Zhou & Ji (2022): g drawn like f, normalized, sign chosen
+  so that ``min g = -1``, i.e. feasible);
+- noise: Gaussian with ``reward_std`` and ``constraint_std`` (the papers give none).
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ def rkhs_synthetic(
     hints: dict = {"B": B}
     if g is not None:
         meta["G"] = float(np.max(np.abs(g)))
-        meta["slater_margin"] = float(np.max(-g))  # best single-point Slater margin δ (digest §5.1.3)
+        # the best single-point Slater margin δ (a point mass is a valid π_0; the papers leave δ open)
+        meta["slater_margin"] = float(np.max(-g))
         hints.update(G=meta["G"], slater_margin=meta["slater_margin"])
         # drawn last, so the instance (f, g) does not depend on it
         hints.update(safety_hints(g[:, None], euclidean_distances(grid), rng))

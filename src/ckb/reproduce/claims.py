@@ -4,7 +4,7 @@ Layout::
 
     [paper]
     short = "zhou-ji-2022"            # the paper's short name (first author(s), year), = the file name
-    number = "003"                    # alias: the paper's number in the project's paper folder
+    number = "..."                    # alias: the paper's number in the project's paper folder
     authors = "Xingyu Zhou, Bo Ji"
     title = "..."
     venue = "NeurIPS"

@@ -1,4 +1,4 @@
-r"""The rules of Guo, Zhu & Liu (RPOL, 2024) and the CONFIG baseline they compare with: both act on an
+r"""The rules of Guo, Zhu & Liu (RPOL, 2023) and the CONFIG baseline they compare with: both act on an
 optimistic reward and optimistic (low) constraint estimates,
 
 .. math::
@@ -10,9 +10,9 @@ with one constraint width :math:`\beta^g_t = \max_j` of the per-constraint sched
 :math:`B + R\sqrt{2(\hat\gamma + 1 + \ln(2/p))}` with ``B_f``, ``R_f`` for f and ``B_g``, ``R_g`` for
 the constraints (``p``: failure probability, 0.05), times ``beta_scale``.
 
-**RPOL** (:class:`RPOLRule`; rectified pessimistic-optimistic learning): 004's Condition 1 needs
-:math:`\check g_t \le g` (so :math:`\check g_t^+(x^*) = 0`): a lower bound, not a UCB. Deep-feasible points
-earn no bonus (the rectifier), unlike CKB's signed penalty:
+**RPOL** (:class:`RPOLRule`; rectified pessimistic-optimistic learning): Guo, Zhu & Liu's Condition 1
+needs :math:`\check g_t \le g` (so :math:`\check g_t^+(x^*) = 0`): a lower bound, not a UCB. Deep-feasible
+points earn no bonus (the rectifier), unlike CKB's signed penalty:
 
 .. math::
 
@@ -22,8 +22,8 @@ earn no bonus (the rectifier), unlike CKB's signed penalty:
 with :math:`c_t` the *observed* (noisy) costs: Q never decreases and noise alone pushes it up. The sum
 :math:`Q + [c]^+` happens at each tell (:meth:`RPOLRule.observe`, every cost revealed in the round), the
 floor :math:`\sqrt{t-1}` at the next ask (:meth:`RPOLRule.begin_round`); with immediate feedback this is
-exactly the recursion above. 004 states one constraint and says the extension is easy; with m > 1
-there is one Q per constraint (our choice).
+exactly the recursion above. Guo, Zhu & Liu state one constraint and say the extension is easy; with
+m > 1 there is one Q per constraint (our choice).
 
 **CONFIG** (:class:`ConfigRule`; Xu, Jiang & Jones 2022): :math:`x_t = \arg\max \hat f_t(x)` subject to
 :math:`\check g_{t,j}(x) \le 0` for all j (optimistic feasibility). When no point is optimistically

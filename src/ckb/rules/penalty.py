@@ -2,7 +2,7 @@ r"""Epoch-based penalty methods for long-term constraints (Shi & Eryilmaz, AISTA
 
 The rule's rounds are split into epochs of ``S`` rounds, :math:`L = \lceil T/S \rceil` (a horizon that is
 not a multiple of ``S`` ends with a partial epoch). Within epoch :math:`l` the multipliers :math:`\kappa^l`
-are frozen and the decision is GP-UCB (001 Algorithm 1) on a penalized objective, modeled from the
+are frozen and the decision is GP-UCB (the paper's Algorithm 1) on a penalized objective, modeled from the
 *penalized observations* :meth:`EpochPenaltyRule.target`; after the epoch's S-th observation the
 multipliers are updated from its mean constraint values (:meth:`EpochPenaltyRule.observe`, which says
 when a new epoch starts: the adapter re-expresses or drops its data then). The last epoch makes no

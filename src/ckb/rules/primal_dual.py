@@ -1,4 +1,4 @@
-r"""Zhou & Ji's primal-dual rule (CKB / CBO, Algorithm 1), with 003's slack for zero violation.
+r"""Zhou & Ji's primal-dual rule (CKB / CBO, Algorithm 1), with their slack for zero violation.
 
 For rounds :math:`t = 1, 2, \dots, T` with duals :math:`\phi_1 = 0` (one per constraint), given estimates
 :math:`f_t` (optimistic: high) and :math:`g_{t,j}` (optimistic: low) from an exploration strategy
@@ -24,26 +24,26 @@ optimizer values on standardized outcomes):
   :math:`\tilde R` are meant), a number for a constant width; ``beta_scale`` multiplies both;
 - ``delta``: the Slater margin δ; ``rho`` (default :math:`4B/\delta`, Theorems 1-2); ``V`` (default
   :math:`G\sqrt T/\rho` with G the largest :math:`G_j` and T the horizon, or the epoch's length);
-- ``slack`` ε (003 Sec. 4): a number in :math:`[0, \delta/2]`; ``"auto"``:
-  :math:`\min(\delta/2, G/\sqrt T)` (003's schedule is in its missing Appendix E; this makes εT of the
-  order of the :math:`G\sqrt T` term of Theorem 2's violation bound, so the extra regret
-  :math:`\le 2BT\varepsilon/\delta = O(\sqrt T)` keeps the regret's order); ``"decreasing"``:
-  :math:`\varepsilon_t = \min(\delta/2, G/\sqrt t)` (t counted within the epoch; 002's Theorem 4 (i)
-  schedule, times G to be in g's units), whose slack comes early, where the optimism of the LCB used in
-  the dual step biases the dual down most. Default 0 (Algorithm 1 as written).
+- ``slack`` ε (Zhou & Ji 2022, Sec. 4): a number in :math:`[0, \delta/2]`; ``"auto"``:
+  :math:`\min(\delta/2, G/\sqrt T)` (Zhou & Ji's own schedule is in their Appendix E, which we could not
+  consult; this makes εT of the order of the :math:`G\sqrt T` term of Theorem 2's violation bound, so the
+  extra regret :math:`\le 2BT\varepsilon/\delta = O(\sqrt T)` keeps the regret's order); ``"decreasing"``:
+  :math:`\varepsilon_t = \min(\delta/2, G/\sqrt t)` (t counted within the epoch; the CBO paper's
+  Theorem 4 (i) schedule, times G to be in g's units), whose slack comes early, where the optimism of the
+  LCB used in the dual step biases the dual down most. Default 0 (Algorithm 1 as written).
 - ``dual_estimate``: what the dual step reads at the played point: ``"estimate"`` (default, Algorithm 1 as
   written: the clipped exploration estimate, an LCB for GP-UCB) or ``"mean"`` (the clipped posterior mean of
   each :math:`g_j` there, not a paper's choice). At the played point the LCB is low by
   :math:`\beta_g\sigma_{g_j}`, and with a positive dual the score favours points where it is low, so the
-  dual lags the constraint and the running sum drifts above zero (003's slack adds a constant instead, of
-  order :math:`\delta/2`); the mean is the models' unbiased prediction. Measured with ``ckb.Optimizer`` on
-  the eight constrained-benchmark problems (10 seeds, 60 evaluations; variants ``ckb-ucb``,
-  ``ckb-ucb-mean``, ``ckb-ucb-slack``): median scaled :math:`[\sum_t g]^+` on Gramacy's problem 5.9 against
-  15 (cumulative regret 1.5 against -5.8: the mixture of infeasible and feasible points leans less to the
-  infeasible side), Gardner's second 17.6 against 23.2 (2.27 against 1.27), Hartmann-6 in the ball 15.4
-  against 20.0 (30.3 against 29.3), the welded beam 1.5e5 against 3.2e5; ``slack="auto"`` (0.5 RMS units
-  there) brings Gramacy's to 0 at a regret of 9.5. Not the default: the papers' rule is the estimate's, and
-  the mean trades regret for violation rather than winning both.
+  dual lags the constraint and the running sum drifts above zero (Zhou & Ji's slack adds a constant
+  instead, of order :math:`\delta/2`); the mean is the models' unbiased prediction. Measured with
+  ``ckb.Optimizer`` on the eight constrained-benchmark problems (10 seeds, 60 evaluations; variants
+  ``ckb-ucb``, ``ckb-ucb-mean``, ``ckb-ucb-slack``): median scaled :math:`[\sum_t g]^+` on Gramacy's
+  problem 5.9 against 15 (cumulative regret 1.5 against -5.8: the mixture of infeasible and feasible
+  points leans less to the infeasible side), Gardner's second 17.6 against 23.2 (2.27 against 1.27),
+  Hartmann-6 in the ball 15.4 against 20.0 (30.3 against 29.3), the welded beam 1.5e5 against 3.2e5;
+  ``slack="auto"`` (0.5 RMS units there) brings Gramacy's to 0 at a regret of 9.5. Not the default: the
+  papers' rule is the estimate's, and the mean trades regret for violation rather than winning both.
 - ``feasibility_first`` (False: Algorithm 1 as written) and ``first_quantile`` (0.5): while no evaluation
   has satisfied every constraint, play the point most likely feasible and better than that quantile of the
   observed objective values, without a dual step (:class:`ckb.rules.cei.FeasibilityFirst`, the optimizer's

@@ -5,10 +5,12 @@ the policy's ``ask``, :meth:`Environment.step` (truth and noisy observation of t
 :meth:`Environment.deliver` (the observations that reach the policy this round, in the maximization
 sense). The three methods are the seams later capabilities override in subclasses of their own:
 
-- full-information constraint samples (002 SCGP-UCB): ``reveal`` returns the random ``g_t``;
-- delayed feedback (004): ``deliver`` holds observations back until their arrival round;
-- piecewise non-stationary functions (004): ``step`` evaluates the current phase's functions;
-- several agents (000): an environment per agent behind a coordinator.
+- full-information constraint samples (SCGP-UCB of the CBO paper): ``reveal`` returns the random ``g_t``;
+- delayed feedback (Guo, Zhu & Liu (2023), Sec. 5): ``deliver`` holds observations back until their
+  arrival round;
+- piecewise non-stationary functions (Guo, Zhu & Liu (2023), Sec. 6): ``step`` evaluates the current
+  phase's functions;
+- several agents (Xu et al. (2023)): an environment per agent behind a coordinator.
 """
 
 from __future__ import annotations

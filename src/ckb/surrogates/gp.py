@@ -1,8 +1,8 @@
 r"""Exact Gaussian-process posteriors with fixed hyperparameters, updated at bandit speed.
 
-The model is the one every paper of the field uses for design (digest 002-003 §1.5): prior
-:math:`\mathcal{GP}(0, k)`, likelihood noise :math:`\mathcal N(0, \lambda)` (``noise = λ``, also the
-kernel-ridge regularizer), and after observations :math:`(x_s, y_s)_{s \le t}`
+The model is the one every paper of the field uses for design (e.g. Sec. 2 of Zhou & Ji (2022) and of the
+CBO paper): prior :math:`\mathcal{GP}(0, k)`, likelihood noise :math:`\mathcal N(0, \lambda)`
+(``noise = λ``, also the kernel-ridge regularizer), and after observations :math:`(x_s, y_s)_{s \le t}`
 
 .. math::
 
@@ -496,8 +496,8 @@ class ExactGP:
         r"""Replace the targets of all ``t`` observations, keeping their points (O(t^2 + t n)).
 
         For methods whose objective changes while the evaluated points stay, e.g. the penalty methods
-        of 001 re-expressing past observations under new multipliers. The covariance, the information
-        gain and the factor depend only on the points, so only the mean changes:
+        of Shi & Eryilmaz (2022) re-expressing past observations under new multipliers. The covariance,
+        the information gain and the factor depend only on the points, so only the mean changes:
         Cholesky form :math:`\alpha = L^{-1} y`, :math:`\mu = V^T \alpha`; dense form: the sufficient
         statistics are rebuilt and the posterior re-derived exactly (:meth:`refresh`).
         """

@@ -1,7 +1,7 @@
 r"""Maximum-likelihood Matérn-5/2 GP hyperparameters for small data sets (numpy + L-BFGS-B).
 
-The model of gpml's ``covMaterniso`` (d = 5) with ``likGauss``, as ADMMBO's original code uses it
-(digest 001 §2.7): after the caller subtracts a known prior mean,
+The model of gpml's ``covMaterniso`` (d = 5) with ``likGauss``, as ADMMBO's original MATLAB code (Ariafar
+et al. 2019, ``SetarehAr/ADMMBO`` on GitHub) uses it: after the caller subtracts a known prior mean,
 
 .. math::
 

@@ -1,4 +1,5 @@
-r"""Zhou & Ji's primal-dual rule (CKB/CBO, Algorithm 1 of 002/003) on a box with fitted GPs.
+r"""The primal-dual rule CKB/CBO (Algorithm 1 of Zhou & Ji 2022 and of the CBO paper) on a box with
+fitted GPs.
 
 Per policy round t (after the initial design), with duals :math:`\phi_1 = 0` (one per constraint) and all
 values in policy units (:mod:`ckb.optimizer.models`: objective standardized, constraints scaled by
@@ -53,7 +54,7 @@ need quantities unknown in practice, so these are choices):
 - ``rho`` = :math:`4B/\delta` (Theorems 1-2), ``V`` = :math:`\max_j G_j \sqrt T/\rho` with T the policy's
   rounds (``budget - n_init``);
 - ``slack`` :math:`\varepsilon` = 0 (Algorithm 1 as written); ``"auto"`` = :math:`\min(\delta/2, G/\sqrt T)`,
-  ``"decreasing"`` = :math:`\varepsilon_t = \min(\delta/2, G/\sqrt t)` (the library's choices for 003's
+  ``"decreasing"`` = :math:`\varepsilon_t = \min(\delta/2, G/\sqrt t)` (the library's choices for Zhou & Ji's
   slackness, :mod:`ckb.policies.primal_dual`, with t the policy's round).
 """
 

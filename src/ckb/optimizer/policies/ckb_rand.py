@@ -14,8 +14,8 @@ from ckb.rules import named
 class CKBRand(PrimalDual):
     __doc__ = (
         "CKB-Rand (RandGP-UCB): mu + Z sigma with one scalar Z per function and round, Z ~ N(0, beta^2)\n"
-        "(``distribution='uniform-discrete'``: 002 App. D.4, mirrored for g); the dual steps at ask.\n"
-        + RULE_DOC
+        "(``distribution='uniform-discrete'``: the CBO paper, App. D.4, mirrored for g);\n"
+        "the dual steps at ask.\n" + RULE_DOC
     )
     exploration = "rand"
 

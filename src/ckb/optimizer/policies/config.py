@@ -1,4 +1,4 @@
-r"""``config``: CONFIG (Xu, Jiang & Jones 2022; digest 004 §3.4), optimistic feasibility.
+r"""``config``: CONFIG (Xu, Jiang & Jones 2022; a baseline of Guo, Zhu & Liu 2023), optimistic feasibility.
 
 :math:`x_t = \arg\max_x \hat f_t(x)` subject to :math:`\check g_{t,j}(x) \le 0` for all j, with
 :math:`\hat f_t = \mu_f + \beta\sigma_f` and :math:`\check g_{t,j} = \mu_{g_j} - \beta_g\sigma_{g_j}`; when no

@@ -1,11 +1,13 @@
-r"""``penalty-noisy``: Shi & Eryilmaz's epoch-based penalty method for noisy constraints (001, Algorithm 3).
+r"""``penalty-noisy``: the epoch-based penalty method for noisy constraints of Shi & Eryilmaz (2022),
+Algorithm 3.
 
 Policy rounds are split into epochs of ``S`` rounds. Within epoch :math:`l` the multipliers
 :math:`\kappa^l` are frozen and the rule is GP-UCB on the penalized objective
 :math:`G_l = f - \sum_j \kappa^l_j g_j`, modeled by one GP fitted to the penalized observations
-:math:`\tilde y - \sum_j \kappa^l_j \tilde c_j` of every complete point (001's relabel mode,
-:mod:`ckb.policies.penalty`'s default: earlier points are re-expressed under the current multipliers);
-the GP is refitted whenever the multipliers change. :math:`x = \arg\max \mu_{G_l} + \beta\sigma_{G_l}`.
+:math:`\tilde y - \sum_j \kappa^l_j \tilde c_j` of every complete point (the relabel mode,
+:mod:`ckb.policies.penalty`'s default, a choice the paper leaves open: earlier points are re-expressed
+under the current multipliers); the GP is refitted whenever the multipliers change.
+:math:`x = \arg\max \mu_{G_l} + \beta\sigma_{G_l}`.
 After S observed rounds (except after the last epoch, as in the harness): :math:`\kappa^{l+1}_j = [\kappa^l_j + \mu\,\tfrac1S\sum_s c^s_j]^+`, :math:`\kappa^1 = 0`.
 
 **At ask time**: only the argmax. **At tell time** (a point the policy chose): the epoch's sum of observed

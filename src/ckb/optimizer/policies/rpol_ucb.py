@@ -1,4 +1,4 @@
-r"""``rpol-ucb``: rectified pessimistic-optimistic learning (Guo, Zhu & Liu; 004, digest 004 §2.0-2.1).
+r"""``rpol-ucb``: rectified pessimistic-optimistic learning (Guo, Zhu & Liu 2023, Sec. 3-4).
 
 .. math::
 

@@ -1,15 +1,16 @@
-r"""Delayed feedback (004 Sec. 5): the reward and the cost of round s arrive after random delays.
+r"""Delayed feedback (Guo, Zhu & Liu (2023), Sec. 5): the reward and the cost of round s arrive after random
+delays.
 
 Round s's reward arrives at the end of round :math:`s + d^f_s` and its costs at the end of round
-:math:`s + d^g_s`, with :math:`d^f_s, d^g_s` drawn independently (``joint=False``, 004's setting) from
-``delay`` (``"poisson"`` with mean ``delay_mean``, 004's Poisson(15); ``"constant"``: exactly
-``delay_mean`` rounds; ``"none"``: immediate) on the environment's own stream. A delay of 0 means the
-feedback arrives in the round it was played. Parts of the same round that arrive together form one
-observation; otherwise a policy receives an :class:`~ckb.contract.Observation` with ``has_y`` or ``has_c``
-false (only policies that accept partial feedback may run here, see
+:math:`s + d^g_s`, with :math:`d^f_s, d^g_s` drawn independently (``joint=False``, the paper's setting)
+from ``delay`` (``"poisson"`` with mean ``delay_mean``, the Poisson(15) of the paper's Sec. 7;
+``"constant"``: exactly ``delay_mean`` rounds; ``"none"``: immediate) on the environment's own stream. A
+delay of 0 means the feedback arrives in the round it was played. Parts of the same round that arrive
+together form one observation; otherwise a policy receives an :class:`~ckb.contract.Observation` with
+``has_y`` or ``has_c`` false (only policies that accept partial feedback may run here, see
 :attr:`ckb.policies.Policy.accepts_partial_feedback`); ``joint=True`` draws one delay for both, so any
-policy can run. Feedback that would arrive after the horizon is never delivered. The truth for the
-metrics is recorded at the decision round, as 004's regret and violation are.
+policy can run. Feedback that would arrive after the horizon is never delivered. The truth for the metrics
+is recorded at the decision round, as the paper's regret and violation are.
 """
 
 from __future__ import annotations

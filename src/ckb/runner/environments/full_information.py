@@ -1,12 +1,13 @@
-r"""Stochastic full constraint information (002 Sec. 4, Assumptions 5-6): ``g_t`` is revealed before acting.
+r"""Stochastic full constraint information (the CBO paper, Sec. 4, Assumptions 5-6): ``g_t`` is revealed
+before acting.
 
 Each round :meth:`FullInformationEnvironment.reveal` draws :math:`g_t` at every candidate from the
 environment's own generator, ``problem.sample_constraints(rng) -> (n, m)``, and returns it (read-only) to
 the policy's ``ask``; :meth:`~FullInformationEnvironment.step` then uses *that same draw* for the round:
 
 - truth for the metrics: ``f(x_t)`` and the **mean** :math:`g(x_t) = \mathbb E[g_t(x_t)]` (``problem.g_values``),
-  so the runner's soft violation is the papers' :math:`\mathcal V(\tau) = [\sum_{t \le \tau} g(x_t)]^+`
-  (digest 002-003 §1.3);
+  so the runner's soft violation is the paper's :math:`\mathcal V(\tau) = [\sum_{t \le \tau} g(x_t)]^+`
+  (its Sec. 2);
 - observation: the noisy reward ``y`` from the problem's noise model (only its reward part is used) and,
   as the constraint observation ``c``, the realized sample :math:`g_t(x_t)`.
 

@@ -1,4 +1,5 @@
-"""Piecewise non-stationary functions (004 Sec. 6): round t is played on the functions of t's phase.
+"""Piecewise non-stationary functions (Guo, Zhu & Liu (2023), Sec. 6): round t is played on the functions
+of t's phase.
 
 Needs a :class:`~ckb.problems.phased.PhasedProblem`. Each outcome carries the phase's best feasible
 utility, so the runner's regret is the dynamic regret and the violations use the current g_t; the
