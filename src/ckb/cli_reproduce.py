@@ -35,7 +35,10 @@ def reproduce_command(
         Path | None, typer.Option("--out", help="Run folder (default runs/reproduce/PAPER).")
     ] = None,
     report_dir: Annotated[
-        Path | None, typer.Option("--report-dir", help="Report folder (default docs/reproduction).")
+        Path | None,
+        typer.Option(
+            "--report-dir", help="Report folder (default docs/reproduction; with --quick, the --out folder)."
+        ),
     ] = None,
     report_only: Annotated[
         bool,

@@ -283,7 +283,7 @@ def test_bad_observations_are_rejected_and_nothing_changes():
     x, lam = pol.x.copy(), pol.lam.copy()
     with pytest.raises(InvalidInputError, match="finite"):
         pol.tell(obs(1, p, float("nan"), 0.0))
-    with pytest.raises(InvalidInputError, match="round 2 matches no asked round"):
+    with pytest.raises(InvalidInputError, match="round t = 2 has not been asked"):
         pol.tell(obs(2, p, 0.0, 0.0))
     with pytest.raises(InvalidInputError, match="but the policy played"):
         pol.tell(obs(1, p + 0.01, 0.0, 0.0))

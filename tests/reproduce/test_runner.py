@@ -88,3 +88,38 @@ def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path
         reproduce(paper.short, runs, run=False, report_dir=docs)
     assert sorted(p.name for p in docs.iterdir()) == ["README.md"]
     assert (docs / "README.md").read_text() == "# My project\n"
+
+
+def test_a_quick_run_does_not_replace_a_paper_scale_report(tmp_path):
+    """``--quick --report-dir DIR`` over a paper-scale report replaced it by the quick verdicts (under the
+    banner "not a reproduction") with exit 0: refused now, the report left byte for byte."""
+    import json
+
+    from ckb.errors import CKBError
+    from ckb.experiments.spec import load_spec
+    from ckb.reproduce import load_paper, reproduce
+
+    paper = load_paper("shi-eryilmaz-2022")
+    for folder, quick in (("paper", False), ("quick", True)):
+        for spec in paper.specs:
+            (tmp_path / folder / spec).mkdir(parents=True)
+            scale = (
+                {"horizon": 10, "trials": 1}
+                if quick
+                else {
+                    "horizon": load_spec(spec).horizon,
+                    "trials": load_spec(spec).trials,
+                }
+            )
+            (tmp_path / folder / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    docs = tmp_path / "docs"
+    reproduce(paper.short, tmp_path / "paper", run=False, report_dir=docs)
+    report = docs / f"{paper.short}.md"
+    before = report.read_bytes()
+    with pytest.raises(CKBError, match="paper-scale report, and a --quick run does not replace it"):
+        reproduce(paper.short, tmp_path / "quick", quick=True, run=False, report_dir=docs)
+    assert report.read_bytes() == before
+    # a quick report may replace a quick one
+    reproduce(paper.short, tmp_path / "quick", quick=True, run=False, report_dir=tmp_path / "q")
+    reproduce(paper.short, tmp_path / "quick", quick=True, run=False, report_dir=tmp_path / "q")
+    assert "Quick run" in (tmp_path / "q" / f"{paper.short}.md").read_text()

@@ -360,8 +360,17 @@ class _Data:
     busy points (failed, pruned, non-finite) and the pending points, in the unit cube."""
 
     def __init__(
-        self, trials: Sequence[FrozenTrial], space: _Space, minimize: bool, me: int, design, n_startup: int
+        self,
+        trials: Sequence[FrozenTrial],
+        space: _Space,
+        minimize: bool,
+        me: int,
+        design,
+        n_startup: int,
+        late: Callable[[FrozenTrial], list[float] | None] | None = None,
     ) -> None:
+        """``late``: the constraint values of a complete trial that has none stored (one another sampler
+        completed), None where they are unusable; without it such a trial is an error."""
         self.minimize = minimize
         complete, busy, pending, m_of, done, unusable = [], [], [], {}, [], []
         for t in trials:
@@ -372,6 +381,8 @@ class _Data:
                 if u is None:
                     continue
                 c = _constraints_of(t)
+                if c == [] and late is not None:
+                    c = late(t)
                 if c is not None:
                     m_of[t.number] = len(c)
                 finite_y = t.value is not None and math.isfinite(t.value)
@@ -395,8 +406,9 @@ class _Data:
         if ms and ms[0] == 0:
             bad = min(n for n, k in m_of.items() if k == 0)
             raise InvalidInputError(
-                f"trial {bad} completed without constraint values; CKBSampler needs them for every trial: "
-                "pass constraints_func= (values <= 0 feasible) or call trial.set_constraint(name, value)."
+                f"trial {bad} completed without constraint values (another sampler's trial?); CKBSampler "
+                "needs them for every trial: pass constraints_func= (values <= 0 feasible), which it also "
+                "applies to such trials, or call trial.set_constraint(name, value)."
             )
         if len(ms) > 1:
             first = next(iter(m_of.values()))
@@ -805,6 +817,28 @@ class CKBSampler(BaseSampler):
                 "marks an infeasible point)."
             )
 
+    def _late(self, study) -> Callable[[FrozenTrial], list[float] | None] | None:
+        """For a decision: ``constraints_func`` applied to a complete trial that has no constraint values
+        stored (another sampler completed it and did not call it; Optuna does not update a finished trial,
+        so the values are computed at each decision, not stored). None (a failed evaluation, with a
+        warning) where it raises or returns what :meth:`after_trial` would refuse."""
+        if self._constraints_func is None:
+            return None
+
+        def late(trial: FrozenTrial) -> list[float] | None:
+            try:
+                kept = self._checked_constraints(self._constraints_func(trial), study, trial)
+            except Exception as exc:
+                _logger.warning(
+                    f"CKBSampler: trial {trial.number} was completed without constraint values and "
+                    f"constraints_func fails on it ({type(exc).__name__}: {' '.join(str(exc).split())}); "
+                    "it counts as a failed evaluation."
+                )
+                return None
+            return [*kept, *_named_constraints(trial)]
+
+        return late
+
     def _check_constraint_count(self, number: int, m: int) -> None:
         """A one-line error when trial ``number`` completed with ``m`` = 0 constraint values, or
         ``violation_budget`` has neither one value nor ``m``: raised by :meth:`after_trial` once the trial is
@@ -952,7 +986,8 @@ class CKBSampler(BaseSampler):
             trials = storage.get_all_trials(study._study_id, deepcopy=False)  # everything before our turn
             minimize = study.direction == StudyDirection.MINIMIZE
             n_startup = self._design_size(study, space.d)
-            data = _Data(trials, space, minimize, trial.number, self._design(space.d, space), n_startup)
+            design = self._design(space.d, space)
+            data = _Data(trials, space, minimize, trial.number, design, n_startup, self._late(study))
             if data.m == 0 and data.unusable and not data.complete:
                 raise data.no_result(trial.number)
             if data.m == 0:
@@ -1234,7 +1269,7 @@ class CKBSampler(BaseSampler):
         space = _Space(self.infer_relative_search_space(study, trials[-1]))
         minimize = study.direction == StudyDirection.MINIMIZE
         m, n_startup = int(spec["m"]), int(spec["n_startup_trials"])
-        data = _Data(trials, space, minimize, -1, self._design(space.d, space), n_startup)
+        data = _Data(trials, space, minimize, -1, self._design(space.d, space), n_startup, self._late(study))
         policy, _, _ = self._restore(
             chain[-1]["state"] if chain else self._initial_state(m, n_startup), m, n_startup
         )

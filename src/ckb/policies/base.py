@@ -291,6 +291,11 @@ class Policy(ABC):
         t = _obs_int(obs.t, "round t")
         if t < 1:
             raise InvalidInputError(f"observation round t must be >= 1, got {obs.t!r}.")
+        if t > self.t:
+            raise InvalidInputError(
+                f"observation round t = {t} has not been asked: policy {self._who!r} has asked {self.t} "
+                "round(s); tell the observation of a round after asking it."
+            )
         index = _obs_int(obs.index, "index (arm)")
         dom = self.info.domain
         n = dom.n

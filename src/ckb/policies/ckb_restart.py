@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_bool, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.policies.primal_dual import CKB
 from ckb.policies.registry import POLICIES
@@ -44,7 +44,7 @@ class CKBRestartUCB(CKB):
                 raise InvalidInputError("H = 'sqrt(T)' needs the horizon: pass horizon=T or H=ROUNDS.")
             H = math.ceil(math.sqrt(self.horizon))
         self.H = check_scalar(H, "H (restart period)", low=1, integer=True)
-        self.restart_dual = bool(restart_dual)
+        self.restart_dual = check_bool(restart_dual, "restart_dual")
 
     def ask(self, context: Any = None) -> int:
         if self.t > 0 and self.t % self.H == 0:  # the coming round t + 1 starts a new block

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_scalar
+from ckb._validation import check_bool, check_scalar
 from ckb.errors import InvalidInputError
 from ckb.exploration import argmax_random_tie, make_strategy
 from ckb.policies.base import Policy, RuleAdapter
@@ -102,7 +102,7 @@ class CKB(RuleAdapter, Policy):
             dual_estimate=dual_estimate,
         )
         self.horizon = self.rule.horizon
-        self.anytime_restart_gp = bool(anytime_restart_gp)
+        self.anytime_restart_gp = check_bool(anytime_restart_gp, "anytime_restart_gp")
         self.noise = check_scalar(noise, "noise", low=MIN_NOISE)
         self.noise_g = self.noise if noise_g is None else check_scalar(noise_g, "noise_g", low=MIN_NOISE)
         self.gp_f, self.gp_g = self._gps(

@@ -37,6 +37,10 @@ def paper_value(c: Claim) -> str:
     return f"{what} {sign} {c.paper_value:g} (tol. {c.tolerance:g})"
 
 
+#: how a quick report begins (after its title)
+QUICK_BANNER = "**Quick run**"
+
+
 def write_report(
     paper: Paper,
     verdicts: list[Verdict],
@@ -51,7 +55,7 @@ def write_report(
     lines = [f"# Reproduction: {paper.authors} ({paper.year})", ""]
     if quick:
         lines += [
-            "> **Quick run** (`ckb reproduce --quick`): reduced trials and horizon, for tests and CI. The "
+            f"> {QUICK_BANNER} (`ckb reproduce --quick`): reduced trials and horizon, for tests and CI. The "
             "verdicts below are not a reproduction.",
             "",
         ]
@@ -128,8 +132,9 @@ _TALLY = re.compile(
 
 
 def read_tally(path: Path) -> dict[str, int] | None:
-    """The tally of the report at ``path``: each verdict's count, ``"claims"`` and ``"judged"`` (verdicts
-    other than "not run"); ``None`` if there is no such file or it has no tally line."""
+    """The tally of the report at ``path``: each verdict's count, ``"claims"``, ``"judged"`` (verdicts
+    other than "not run") and ``"quick"`` (a ``--quick`` report); ``None`` if there is no such file or it
+    has no tally line."""
     try:
         match = _TALLY.search(path.read_text(errors="replace"))
     except OSError:
@@ -138,7 +143,8 @@ def read_tally(path: Path) -> dict[str, int] | None:
         return None
     counts = dict(zip(_VERDICTS, map(int, match.groups()[:-1]), strict=True))
     claims = int(match.groups()[-1])
-    return {**counts, "claims": claims, "judged": claims - counts[NOT_RUN]}
+    quick = QUICK_BANNER in match.string[: match.start()]
+    return {**counts, "claims": claims, "judged": claims - counts[NOT_RUN], "quick": quick}
 
 
 INDEX_TITLE = "# Paper reproductions"

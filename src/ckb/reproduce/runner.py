@@ -85,7 +85,8 @@ def reproduce(
     A report holds results, so it is never lost to a mistake (:class:`~ckb.errors.CKBError`, nothing
     written): ``run=False`` with no run of the paper under ``out`` (a mistyped or empty folder) is refused,
     and so is any new report that judged fewer claims (fewer verdicts other than "not run") than the report
-    it would replace; to replace it anyway, delete it first. An unknown ``executor`` (or options it does
+    it would replace, or a quick report that would replace a paper-scale one; to replace it anyway, delete
+    it first. An unknown ``executor`` (or options it does
     not take) is refused before anything is run."""
     from ckb.experiments import run_experiment
     from ckb.experiments.spec import load_spec
@@ -126,7 +127,7 @@ def reproduce(
             f"{', '.join(paper.specs)}); the report was not rewritten. Give the --out of a finished run."
         )
     verdicts = _judge_all(paper, summaries, out)
-    _keep_better_report(target / f"{paper.short}.md", verdicts, out)
+    _keep_better_report(target / f"{paper.short}.md", verdicts, out, quick)
     figures = _copy_figures(out, paper.specs, target / paper.short) if not quick else {}
     report = write_report(
         paper, verdicts, summaries, target / f"{paper.short}.md", quick=quick, figures=figures
@@ -151,9 +152,15 @@ def _check_paper_scale(spec, summary: dict[str, Any] | None, where: Path) -> Non
         )
 
 
-def _keep_better_report(path: Path, verdicts, out: Path) -> None:
-    """Refuse to replace the report at ``path`` by one that judged fewer claims than it did."""
+def _keep_better_report(path: Path, verdicts, out: Path, quick: bool) -> None:
+    """Refuse to replace the report at ``path`` by one that judged fewer claims than it did, or a
+    paper-scale report by a quick one."""
     old = read_tally(path)
+    if quick and old is not None and not old["quick"]:
+        raise CKBError(
+            f"{str(path)!r} is a paper-scale report, and a --quick run does not replace it (nothing was "
+            "written; runs on disk are kept). Leave out --report-dir to write the quick report under --out."
+        )
     judged = sum(v.verdict != NOT_RUN for v in verdicts)
     if old is not None and judged < old["judged"]:
         raise CKBError(

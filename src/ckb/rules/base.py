@@ -206,7 +206,8 @@ class Rule:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`state_dict`: a key the state lacks (saved before the key existed) takes its
         value at construction. A state that does not fit (a value of another shape or type, a negative
-        round, dual or queue) is refused with one line, and the rule is left as it was."""
+        round, dual or queue, a NaN or infinite number) is refused with one line, and the rule is left as
+        it was."""
         if not isinstance(state, dict):
             raise InvalidInputError(
                 f"{type(self).__name__} state must be a dict of its state keys {list(self.state_keys)}, "
@@ -238,6 +239,9 @@ class Rule:
                     f"{name} state: {key} = {short_repr(v, 60)} does not fit; expected "
                     f"{_kind_of(getattr(self, key))}."
                 ) from None
+            finite = not isinstance(values[key], (np.ndarray, float)) or np.all(np.isfinite(values[key]))
+            if not finite and key not in self.nonnegative_state:  # those say "finite and >= 0" below
+                raise InvalidInputError(f"{name} state: {key} = {short_repr(v, 60)} must be finite.")
         for key in self.nonnegative_state:
             value = np.asarray(values[key], dtype=float)
             if np.any(value < 0) or not np.all(np.isfinite(value)):

@@ -191,7 +191,9 @@ class EpochPenaltyRule(FeasibilityFirst, Rule):
                 f"{type(self).__name__} state: asked = {self.asked!r} must be the epoch and m multipliers."
             ) from None
         problem = None
-        if len(self.asked) != self.m + 1:
+        if not np.all(np.isfinite(self.asked)):
+            problem = f"asked = {self.asked} must be finite"
+        elif len(self.asked) != self.m + 1:
             problem = f"asked has {len(self.asked)} values, expected the epoch and m = {self.m} multipliers"
         elif not (1 <= self.epoch <= self.L and 0 <= self.in_epoch <= self.S):
             problem = f"epoch {self.epoch} (of L = {self.L}) and in_epoch {self.in_epoch} (of S = {self.S})"

@@ -19,13 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import check_choice, check_scalar
+from ckb._validation import check_bool, check_choice, check_scalar
 from ckb.contract.observation import Observation
 from ckb.errors import InvalidInputError
 from ckb.problems.problem import Problem
 from ckb.runner.environment import ENVIRONMENTS, Environment, Outcome
 
 _DELAYS = ("poisson", "constant", "none")
+#: the longest mean delay (rounds): far beyond any horizon, and within what numpy's Poisson sampler takes
+MAX_DELAY_MEAN = 1e15
 
 
 class DelayedEnvironment(Environment):
@@ -42,10 +44,10 @@ class DelayedEnvironment(Environment):
     ) -> None:
         super().__init__(problem, rng)
         self.delay = check_choice(delay, "delay", _DELAYS)
-        self.delay_mean = check_scalar(delay_mean, "delay_mean", low=0.0)
+        self.delay_mean = check_scalar(delay_mean, "delay_mean", low=0.0, high=MAX_DELAY_MEAN)
         if delay == "constant" and float(self.delay_mean) != int(self.delay_mean):
             raise InvalidInputError(f"a constant delay must be a whole number of rounds, got {delay_mean!r}.")
-        self.joint = bool(joint)
+        self.joint = check_bool(joint, "joint")
         d = problem.domain.d
         # pending rounds: round, arm, point, y (policy sense), c, reward arrival, cost arrival, parts sent
         self._t = np.zeros(0, dtype=np.int64)
