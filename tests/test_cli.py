@@ -249,6 +249,14 @@ def test_list_shows_clean_whole_summaries():
     assert ":math:" not in res.output and "``" not in res.output
 
 
+def test_list_shows_what_a_spec_can_name_as_its_environment():
+    from ckb.runner.environment import ENVIRONMENTS
+
+    res = runner.invoke(app, ["list"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0 and "environments" in res.output
+    assert all(f"│ {name} " in res.output for name in ENVIRONMENTS.names())
+
+
 def test_a_bad_spec_is_named_before_the_folder_is_compared(monkeypatch, tmp_path):
     """The README's quick start leaves runs/gpucb-synthetic of the full spec in the checkout: a run with a
     bad --set there must name the bad value, not the folder's other spec."""

@@ -233,7 +233,7 @@ def render() -> str:
         "",
         "Everything registered in ckb, generated from the registries and the docstrings "
         "(`python -m ckb.catalog > docs/catalog.md` regenerates this file; `ckb list` shows "
-        "the experiments, policies, problems and methods in a terminal). Papers are named by authors and year; the full references are in the "
+        "the experiments, policies, problems, environments and methods in a terminal). Papers are named by authors and year; the full references are in the "
         "[README](../README.md#papers).",
         "",
     ]

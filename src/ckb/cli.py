@@ -118,7 +118,7 @@ def _interrupted(note: str) -> None:
 @app.command("list")
 def list_cmd() -> None:
     """Show the shipped experiments and, per experiment kind, what its specs can name (policies,
-    problems, methods)."""
+    problems, environments, methods)."""
     from ckb.experiments import load_spec, shipped
 
     try:

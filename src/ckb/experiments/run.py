@@ -40,14 +40,17 @@ class SingleAgentKind(Kind):
     def listing(self) -> list[TextTable]:
         from ckb.policies import POLICIES
         from ckb.problems import PROBLEMS
+        from ckb.runner.environment import ENVIRONMENTS
 
         policies = [
             [n, ", ".join(POLICIES.aliases_of(n)), doc_line(POLICIES.get(n))] for n in POLICIES.names()
         ]
         problems = [[n, doc_line(PROBLEMS.get(n))] for n in PROBLEMS.names()]
+        environments = [[n, doc_line(ENVIRONMENTS.get(n))] for n in ENVIRONMENTS.names()]
         return [
             TextTable("algorithms (policies)", ["name", "aliases", "summary"], policies),
             TextTable("problems", ["name", "summary"], problems),
+            TextTable("environments (a spec's environment)", ["name", "summary"], environments),
         ]
 
 
