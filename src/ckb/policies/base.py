@@ -272,6 +272,18 @@ class Policy(ABC):
             scores, score_at, candidates, dom.lower, dom.upper, self.rng, n_restarts=n_restarts
         )
 
+    def _asked_round(self, t: Any) -> int:
+        """An observation's round as an int: a round >= 1 that this policy has asked."""
+        r = _obs_int(t, "round t")
+        if r < 1:
+            raise InvalidInputError(f"observation round t must be >= 1, got {t!r}.")
+        if r > self.t:
+            raise InvalidInputError(
+                f"observation round t = {r} has not been asked: policy {self._who!r} has asked {self.t} "
+                "round(s); tell the observation of a round after asking it."
+            )
+        return r
+
     def _check_obs(self, obs: Observation) -> Observation:
         """Check a whole observation before a policy records any of it; returns it with ``t`` and
         ``index`` as ints, ``y`` as a float and ``c`` as an ``(m,)`` float array (the values unchanged).
@@ -288,14 +300,7 @@ class Policy(ABC):
                 f"(round {obs.t}: has_y = {has_y}, has_c = {has_c}); use a policy that accepts "
                 "partial feedback (e.g. rpol-ucb, rpol-censored-ucb, ckb-ucb, config) or joint delays."
             )
-        t = _obs_int(obs.t, "round t")
-        if t < 1:
-            raise InvalidInputError(f"observation round t must be >= 1, got {obs.t!r}.")
-        if t > self.t:
-            raise InvalidInputError(
-                f"observation round t = {t} has not been asked: policy {self._who!r} has asked {self.t} "
-                "round(s); tell the observation of a round after asking it."
-            )
+        t = self._asked_round(obs.t)
         index = _obs_int(obs.index, "index (arm)")
         dom = self.info.domain
         n = dom.n
