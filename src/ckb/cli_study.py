@@ -113,9 +113,31 @@ def _study(file: Path, name: str) -> tuple[dict[str, Any], list[dict]]:
     """The spec and the trials of study NAME in FILE (read-only); a one-line error if either is missing."""
     try:
         with _open(file) as store:
-            return store.spec(name), store.trials(name)
+            spec, trials = store.spec(name), store.trials(name)
     except (CKBError, KeyError) as exc:
         _fail(exc)
+    _newer_note(file, name, spec)
+    return spec, trials
+
+
+def _newer_note(file: Path, name: str, spec: dict[str, Any]) -> None:
+    """A one-line warning on stderr when an optimizer study's spec is one this ckb cannot read faithfully
+    (a newer ckb wrote it: :func:`ckb.optimizer.core.stored_spec_problem`): it is shown as this ckb reads
+    it, and ckb.Optimizer refuses to resume it."""
+    if spec.get("kind") != "ckb.Optimizer":
+        return
+    from ckb.cli_errors import err
+    from ckb.optimizer.core import stored_spec_problem
+
+    problem = stored_spec_problem(spec)
+    if problem is not None:
+        err.print("[bold yellow]warning:[/]", end=" ", soft_wrap=True)
+        err.print(
+            f"study {name!r} in {file} {problem}; shown as this ckb reads it (ckb.Optimizer will not resume it).",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _minimize(spec: dict[str, Any]) -> bool:
@@ -311,6 +333,7 @@ def list_cmd(file: FileArg) -> None:
             for name in store.study_names():
                 spec = store.spec(name)
                 trials = store.trials(name)
+                _newer_note(file, name, spec)
                 count = {s: sum(tr["state"] == s for tr in trials) for s in ("complete", "pending", "failed")}
                 best = _curves(trials, _minimize(spec), int(spec["m"]))["best"]
                 t.add_row(

@@ -244,6 +244,86 @@ def _answers(asked: np.ndarray, x: np.ndarray, width: np.ndarray) -> bool:
     return bool(np.all(np.abs(asked - x) <= _ANSWER_TOL * (width + np.abs(asked))))
 
 
+#: the version of an optimizer study's spec this ckb writes, and those it reads: 1 (the first release:
+#: box, m, policy, budget, minimize, n_init, seed, candidates, policy_params, options) and 2 (goal,
+#: horizon, initial_design, violation_budget, outcome_transform, units, exact, policy_constants added)
+SPEC_VERSION = 2
+SPEC_VERSIONS = (1, 2)
+#: every key of an optimizer study's spec in the versions this ckb reads (:meth:`Optimizer._spec`)
+SPEC_KEYS = frozenset(
+    (
+        "kind",
+        "version",
+        "lower",
+        "upper",
+        "candidates",
+        "horizon",
+        "units",
+        "policy_constants",
+        "options",
+        *_IDENTITY,
+    )
+)
+
+
+def stored_spec_problem(spec: dict[str, Any]) -> str | None:
+    """What in an optimizer study's spec this ckb cannot read faithfully, or None: a ``version`` other
+    than :data:`SPEC_VERSIONS` (a newer ckb wrote it), a key no such version has, a run-time option this
+    ckb does not have, or an outcome ``units`` version it does not know."""
+    version = spec.get("version")
+    if type(version) is not int or version not in SPEC_VERSIONS:
+        return (
+            f"has spec version {short_repr(version)}; this ckb reads versions "
+            f"{' and '.join(map(str, SPEC_VERSIONS))} (a newer ckb wrote it?)"
+        )
+    unknown = sorted(set(spec) - SPEC_KEYS)
+    options = spec.get("options")
+    unknown += sorted(
+        f"options.{k}" for k in (options if isinstance(options, dict) else ()) if k not in _RUNTIME
+    )
+    if unknown:
+        return (
+            f"has spec key(s) {', '.join(map(short_repr, unknown))} that spec version {version} does not have "
+            "(a newer ckb wrote it?)"
+        )
+    units = spec.get("units", 1)
+    if type(units) is not int or not 1 <= units <= UNITS_VERSION:
+        return (
+            f"has outcome units version {short_repr(units)}; this ckb knows versions 1 to {UNITS_VERSION} "
+            "(a newer ckb wrote it?)"
+        )
+    return None
+
+
+def check_stored_spec(spec: dict[str, Any], name: str, path: Any) -> None:
+    """Refuse, in one line, an optimizer study whose spec this ckb cannot read faithfully
+    (:func:`stored_spec_problem`): resuming it would write to it with a meaning its writer did not give it."""
+    problem = stored_spec_problem(spec)
+    if problem is not None:
+        raise StudyFileError(
+            f"study {name!r} in {path} {problem}: resume it with the ckb that wrote it (`ckb study show` and "
+            "`export` can read it); nothing was changed."
+        )
+
+
+def _check_resumable(store: StudyStorage, name: str, spec: dict[str, Any]) -> None:
+    """A stored optimizer study resumes only if this ckb reads its spec (:func:`check_stored_spec`) and
+    each of its trials records where its point came from (``info``; ckb.Optimizer has written it for
+    every trial since its first release): without it the design would be asked again from its first
+    point, whatever was evaluated already."""
+    check_stored_spec(spec, name, store.path)
+    blind = [t["number"] for t in store.trials(name) if t["info"] is None]
+    if blind:
+        cause = "its file has no info column" if not store.has_trial_info else "their info is empty"
+        listed = ", ".join(map(str, blind[:10])) + (" ..." if len(blind) > 10 else "")
+        raise StudyFileError(
+            f"study {name!r} in {store.path}: trial(s) {listed} do not record where their points came from "
+            f"({cause}; ckb.Optimizer records it for every trial, so the file was altered or written by "
+            "other code), and resuming would ask the initial design again; `ckb study show` and `export` "
+            "can read it; nothing was changed."
+        )
+
+
 #: the most constraints a study takes: each gets a GP of its own, fitted at every decision, so a count
 #: far beyond this is a mistake (a memory error in the first report) rather than a problem to model
 _MAX_M = 1000
@@ -467,6 +547,7 @@ class Optimizer:
             _IDENTITY,
             defaults=_LEGACY,
             upgrade=_upgrade_spec,
+            check=_check_resumable,
         )
         try:
             self._resume_constants()
@@ -580,6 +661,7 @@ class Optimizer:
                 raise InvalidInputError(
                     f"study {study_name!r} in {store.path} was not written by ckb.Optimizer."
                 )
+            check_stored_spec(spec, study_name, store.path)
             args, kwargs = _stored_options(spec, study_name, store.path)
             opt = cls(*args, storage=store, study_name=study_name, **{**kwargs, **options})
         except BaseException:
@@ -617,7 +699,7 @@ class Optimizer:
     def _spec(self) -> dict[str, Any]:
         return {
             "kind": "ckb.Optimizer",
-            "version": 2,
+            "version": SPEC_VERSION,
             **self.space.to_dict(),
             "m": self.m,
             "goal": self.goal,

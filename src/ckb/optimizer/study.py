@@ -263,19 +263,27 @@ class Study:
         *,
         defaults: dict[str, Any] | None = None,
         upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        check: Callable[[StudyStorage, str, dict[str, Any]], None] | None = None,
     ) -> Study:
         """Create study ``name`` with ``spec`` and state ``initial_state()`` (step 0), or resume it if it
         exists (its stored ``identity`` options must equal ``spec``'s; ``defaults``: the value of an
         option a study written before it existed does not store; ``upgrade``: maps a stored spec to
-        today's names before the comparison)."""
+        today's names before the comparison; ``check(store, name, stored spec)``: raises if the stored
+        study may not be resumed). Everything is checked before anything is written: a refused study
+        leaves the file as it was. A new study whose name differs from one in the file only in case,
+        spaces, ``-`` or ``_`` is created with a warning naming that one (a typo would start afresh)."""
         store, own = cls.storage(storage)
         try:
             with store.atomic():
-                if name in store.study_names():
+                names = store.study_names()
+                if name in names:
                     stored = store.spec(name)
+                    if check is not None and stored.get("kind") == spec.get("kind"):
+                        check(store, name, stored)
                     stored = upgrade(stored) if upgrade is not None else stored
                     _check_spec(store, name, stored, spec, identity, defaults or {})
                 else:
+                    _warn_similar(store, name, names)
                     store.create_study(name, spec)
                     store.save_policy_state(name, 0, initial_state())
             return cls(store, name, spec, own_store=own)
@@ -420,6 +428,26 @@ class Study:
             "violation_spent": spent.tolist(),
             "violation_budget_left": left,
         }
+
+
+def _loose(name: str) -> str:
+    return "".join(c for c in name.casefold() if c not in " -_\t")
+
+
+def _warn_similar(store: StudyStorage, name: str, names: list[str]) -> None:
+    """Warn that a new study ``name`` looks like one the file holds (the same up to case, spaces, ``-``
+    and ``_``): a mistyped name starts a new, empty study instead of resuming."""
+    if not isinstance(name, str):
+        return
+    similar = [n for n in names if isinstance(n, str) and _loose(n) == _loose(name)]
+    if similar:
+        warnings.warn(
+            f"a new study {name!r} is created in {store.path}, which holds {' and '.join(map(repr, similar))} "
+            f"(the same name but for case, spaces, '-' or '_'); to resume that one, pass "
+            f"study_name={similar[0]!r}.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _check_spec(

@@ -49,7 +49,16 @@ transaction; :meth:`StudyStorage.reading` gives several reads one consistent sna
 :meth:`StudyStorage.turn` queues a process fairly behind the others working on the same study. The
 ``info`` column (a JSON dict per trial, e.g. where a point came from and the policy's internals at the
 ask) and the ``turns`` table were added after version 1 was first released; older ckb files gain them
-when opened to write (read-only opens read them as they are).
+with their first write, in its transaction (read-only opens, and writers refused before they write, leave
+them as they are).
+
+**The file's folder.** A writer needs to write the file and its folder (SQLite keeps ``-wal`` and
+``-shm`` files there): a read-only file, folder or file system is a one-line :class:`StudyFileError`
+saying so (``ckb study show``/``export`` can still read it), and a new file in a read-only folder too. A
+read-only open of a study in WAL mode makes SQLite create the ``-wal`` and ``-shm`` files, which only a
+connection that may write removes: when neither existed before the open, a refused open and a read-only
+store's close remove them again (SQLite's own removal, which happens only if no other connection has the
+file open), so a refused or only read file's folder is left as it was.
 """
 
 from __future__ import annotations
@@ -377,6 +386,10 @@ class StudyStorage:
         self._turn_depth = 0
         self._conn: sqlite3.Connection | None = None
         self._boxes: dict[int, tuple] = {}  # study id -> (spec text, lower, upper, m)
+        self._migrations: list[str] = []  # what an old file lacks, added by the first write (_migrate)
+        self._migrating = False  # the open transaction adds them
+        #: neither FILE-wal nor FILE-shm existed before this open: those this open makes go at close
+        self._fresh = not self._memory and not any(Path(f"{self.path}{s}").exists() for s in ("-wal", "-shm"))
         if self._memory and self.read_only:
             raise InvalidInputError("an in-memory study (':memory:') cannot be opened read-only.")
         companion = next((s for s in _COMPANIONS if self.path.name.endswith(s)), None)
@@ -397,6 +410,7 @@ class StudyStorage:
                 self._check_integrity(self._conn)
             else:
                 if self._open_existing(create=create):
+                    self._check_writable()
                     kind = self._probe()  # read-only: a foreign file is refused before anything is written
                     # an empty file holds no study: only a caller that may create one may write the schema
                     self._check_kind(kind, allow_empty=create)
@@ -404,9 +418,11 @@ class StudyStorage:
                 self._prepare_writer()
         except sqlite3.DatabaseError as exc:
             self.close()
+            self._tidy()
             raise self._error(exc) from exc
         except BaseException:
             self.close()
+            self._tidy()
             raise
         cols = {r["name"] for r in self._conn.execute("PRAGMA table_info(trials)")}
         self._has_info = "info" in cols
@@ -477,7 +493,57 @@ class StudyStorage:
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except FileExistsError:  # another process created it first
             pass
+        except OSError as exc:  # a read-only file system, a folder we may not write to
+            raise StudyFileError(
+                f"cannot create the study file {self.path}: its folder {str(self.path.parent)!r} is not "
+                f"writable ({exc.strerror or exc}); choose a writable folder; nothing was created."
+            ) from None
         return False
+
+    def _check_writable(self) -> None:
+        """A writer needs to write the file and, for SQLite's ``-wal`` and ``-shm`` files, its folder: if
+        either is read-only (a read-only file system, the permissions), say so now, in one line, instead
+        of SQLite's "unable to open database file" later."""
+        folder = self.path.parent
+        what = None
+        try:
+            read_only_fs = bool(os.statvfs(self.path).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # no statvfs (Windows)
+            read_only_fs = False
+        if read_only_fs:
+            what = "it is on a read-only file system"
+        elif not os.access(self.path, os.W_OK):
+            what = f"the file is read-only (its mode is {stat.filemode(self.path.stat().st_mode)})"
+        elif not os.access(folder, os.W_OK):
+            what = f"its folder {str(folder)!r} is not writable (SQLite keeps {self.path.name}-wal and -shm there)"
+        if what is not None:
+            raise StudyFileError(
+                f"cannot write the study file {self.path}: {what}, and ckb.Optimizer writes every ask and tell "
+                "to it; `ckb study show` and `ckb study export` can read it where it is; nothing was changed."
+            )
+
+    def _tidy(self) -> None:
+        """Remove the empty ``-wal`` and the ``-shm`` file a read-only open of a study in WAL mode left
+        beside it (SQLite makes them to read it, and only a connection that may write removes them), when
+        neither existed before this open: a refused or only read file's folder is left as it was. The
+        removal is SQLite's own, on closing a read-write connection that opened no transaction: it happens
+        only if no other connection has the file open (it takes the file's exclusive lock), and with an
+        empty ``-wal`` it writes nothing to the file."""
+        if not self._fresh or not os.access(self.path.parent, os.W_OK):
+            return
+        wal = Path(f"{self.path}-wal")
+        if not (wal.exists() or Path(f"{self.path}-shm").exists()) or (wal.exists() and wal.stat().st_size):
+            return
+        try:
+            conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True, timeout=0)
+        except sqlite3.Error:
+            return
+        try:
+            conn.execute("PRAGMA schema_version")  # opens the -wal, so that closing removes it
+        except sqlite3.Error:
+            pass
+        finally:
+            conn.close()
 
     def _probe(self) -> tuple[str, list[str], str | None]:
         """Classify the existing file through a read-only connection (which cannot change it)."""
@@ -535,10 +601,24 @@ class StudyStorage:
                         c.execute(stmt)
                 c.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
+            # an older file gains what it lacks with the first write, in that write's transaction
+            # (:meth:`_migrate`): one refused before it writes (a study of a newer ckb, one whose trials
+            # have no info) stays as it was
             if "info" not in {r["name"] for r in c.execute("PRAGMA table_info(trials)")}:
-                c.execute("ALTER TABLE trials ADD COLUMN info TEXT")  # files from before the info column
+                self._migrations.append("ALTER TABLE trials ADD COLUMN info TEXT")  # before the info column
             if "turns" not in tables:
-                c.execute(TURNS_TABLE)
+                self._migrations.append(TURNS_TABLE)
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Inside a write transaction: add what an older file lacks (:meth:`_prepare_writer`); the
+        transaction's rollback takes it back."""
+        have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(trials)")}
+        for stmt in self._migrations:
+            if stmt.startswith("ALTER") and "info" not in cols:
+                conn.execute(stmt)
+            elif not stmt.startswith("ALTER") and "turns" not in have:
+                conn.execute(stmt)
 
     def _error(self, exc: sqlite3.DatabaseError) -> CKBError:
         """SQLite's error as a one-line ckb error naming the file."""
@@ -577,6 +657,12 @@ class StudyStorage:
                 f"{self.path} holds a damaged {what} ({type(exc).__name__}: {exc}); {_EXPECTED}."
             ) from exc
 
+    @property
+    def has_trial_info(self) -> bool:
+        """Whether the file's trials table has the ``info`` column (files from before it do not, until a
+        write adds it)."""
+        return self._has_info
+
     def _writable(self) -> None:
         if self.read_only:
             raise InvalidInputError(f"{self.path} was opened read-only; nothing was changed.")
@@ -585,6 +671,8 @@ class StudyStorage:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+            if self.read_only:
+                self._tidy()
 
     def __enter__(self) -> StudyStorage:
         return self
@@ -602,7 +690,12 @@ class StudyStorage:
                 if store._depth == 0:
                     try:
                         conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+                        store._migrating = bool(immediate and store._migrations)
+                        if store._migrating:
+                            store._migrate(conn)
                     except sqlite3.DatabaseError as exc:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
                         raise store._error(exc) from exc
                 store._depth += 1
                 return conn
@@ -612,6 +705,8 @@ class StudyStorage:
                 if store._depth == 0:
                     try:
                         conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                        if store._migrating and exc_type is None:
+                            store._migrations, store._has_info = [], True  # migrated
                     except sqlite3.DatabaseError as err:
                         if conn.in_transaction:
                             conn.execute("ROLLBACK")
