@@ -65,7 +65,8 @@ def test_log_beta_by_hand():
     b = LogBeta(B=0.8, R=0.2)
     gp = stub(noise=0.04)
     assert b(1, gp) == pytest.approx(0.8, rel=1e-15)  # ln 1 = 0
-    assert b(0, gp) == pytest.approx(0.8, rel=1e-15)  # t < 1 treated as 1
+    with pytest.raises(InvalidInputError, match="must be >= 1"):  # t < 1 is no round (it was read as 1)
+        b(0, gp)
     # B + R / sqrt(λ) sqrt(ln t)
     assert b(10, gp) == pytest.approx(0.8 + 0.2 / 0.2 * math.sqrt(math.log(10)), rel=1e-14)
     assert b(500, gp) == pytest.approx(0.8 + 1.0 * math.sqrt(math.log(500)), rel=1e-14)

@@ -100,7 +100,8 @@ class ConstantBeta(BetaSchedule):
 
 @dataclass(frozen=True)
 class LogBeta(BetaSchedule):
-    """``β_t = (B + R / sqrt(λ) sqrt(ln t)) * scale`` with ``λ`` the GP's noise."""
+    """``β_t = (B + R / sqrt(λ) sqrt(ln t)) * scale`` with ``λ`` the GP's noise; the round ``t`` must be
+    an integer >= 1 (NaN gave NaN, and -5 the width of round 1)."""
 
     B: float = 1.0
     R: float = 0.1
@@ -108,7 +109,8 @@ class LogBeta(BetaSchedule):
     type_name = "log"
 
     def __call__(self, t: int, gp) -> float:
-        return self.scale * (self.B + self.R / math.sqrt(gp.noise) * math.sqrt(math.log(max(t, 1))))
+        t = check_scalar(t, "round t of the beta schedule", low=1, integer=True)
+        return self.scale * (self.B + self.R / math.sqrt(gp.noise) * math.sqrt(math.log(t)))
 
 
 _SCHEDULES = {"theory": TheoryBeta, "constant": ConstantBeta, "log": LogBeta}
@@ -124,7 +126,8 @@ def make_beta(spec: Any, **defaults: float) -> BetaSchedule:
         return spec
     if isinstance(spec, (int, float, np.integer, np.floating)) and not isinstance(spec, bool):
         value = check_scalar(spec, "beta")  # finite: an integer beyond float range is named
-        return ConstantBeta(value=value, scale=float(defaults.get("scale", 1.0)))
+        scale = check_scalar(defaults.get("scale", 1.0), "beta scale", low=0.0)  # "x" was a raw error
+        return ConstantBeta(value=value, scale=scale)
     if isinstance(spec, str):
         spec = {"type": spec}
     if not isinstance(spec, dict):

@@ -46,6 +46,15 @@ class Strategy:
         """A one-line ``InvalidInputError`` unless ``beta`` is a finite real number >= 0."""
         check_scalar(beta, f"exploration {self.name!r} width beta", low=0.0)
 
+    def check_sign(self, sign: Any) -> None:
+        """A one-line ``InvalidInputError`` unless ``sign`` is +1 (a reward) or -1 (a cost); NaN gave
+        all-NaN estimates."""
+        value = check_scalar(sign, f"exploration {self.name!r} sign")
+        if value not in (1.0, -1.0):
+            raise InvalidInputError(
+                f"exploration {self.name!r} sign must be +1 (a reward) or -1 (a cost), got {sign!r}."
+            )
+
     def estimate(self, gp, beta: float, rng: np.random.Generator, sign: float = 1.0) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
 
@@ -61,6 +70,7 @@ class UCB(Strategy):
 
     def estimate(self, gp, beta, rng, sign=1.0):
         self.check_beta(beta)
+        self.check_sign(sign)
         return gp.mean + (sign * beta) * gp.std
 
 
@@ -72,6 +82,7 @@ class ThompsonSampling(Strategy):
 
     def estimate(self, gp, beta, rng, sign=1.0):
         self.check_beta(beta)
+        self.check_sign(sign)
         return gp.sample(rng, scale=beta)
 
 
@@ -87,7 +98,8 @@ class RandomShift(Strategy):
         self.n_points = check_scalar(n_points, "n_points", low=2, integer=True)
 
     def draw(self, beta: float, rng: np.random.Generator, sign: float = 1.0) -> float:
-        self.check_beta(beta)  # before drawing: a refused width consumes nothing
+        self.check_beta(beta)  # before drawing: a refused width or sign consumes nothing
+        self.check_sign(sign)
         if self.distribution == "gaussian":
             return beta * float(rng.standard_normal())
         k = int(rng.integers(self.n_points))

@@ -26,6 +26,8 @@ class PrecomputedKernel(Kernel):
     input_dim = 1
 
     def __init__(self, matrix: Any, jitter: float = 0.0, psd_tol: float = 1e-10) -> None:
+        # a finite tolerance >= 0: NaN switched the check off (every comparison with it is False)
+        psd_tol = check_scalar(psd_tol, "psd_tol (relative tolerance of the PSD check)", low=0.0)
         K = check_finite_array(matrix, "kernel matrix", ndim=2)
         n = K.shape[0]
         if K.shape != (n, n) or n == 0:
@@ -54,11 +56,11 @@ class PrecomputedKernel(Kernel):
         idx = X[:, 0]
         out = (idx < 0) | (idx > self.n - 1)
         if np.any(out):
-            raise OutOfDomainError(f"{name} holds arm index {idx[out][0]:g}, outside 0..{self.n - 1}.")
+            shown = _index_text(float(idx[out][0]))
+            raise OutOfDomainError(f"{name} holds arm index {shown}, outside 0..{self.n - 1}.")
         if np.any(idx != np.round(idx)):
-            raise InvalidInputError(
-                f"{name} must hold integer arm indices, got {idx[idx != np.round(idx)][:3]}."
-            )
+            bad = float(idx[idx != np.round(idx)][0])
+            raise InvalidInputError(f"{name} must hold integer arm indices, got {bad!r}.")
         return idx.astype(np.intp)
 
     def __call__(self, X1, X2=None):
@@ -71,3 +73,9 @@ class PrecomputedKernel(Kernel):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "precomputed", "n": self.n, "jitter": self.jitter}
+
+
+def _index_text(value: float) -> str:
+    """An index as an error shows it: ``3`` for a whole number, else its full repr (``1.0000000001``,
+    ``1e+30``; ``:g`` showed 1.0000000001 as ``1``)."""
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)

@@ -36,11 +36,25 @@ class _Stationary(Kernel):
         self.variance = check_scalar(variance, "variance", low=0.0, low_inclusive=False)
 
     def _r(self, X1: np.ndarray, X2: np.ndarray | None) -> np.ndarray:
-        X1 = self.check_points(X1, "X1") / self.lengthscale
-        X2 = X1 if X2 is None else self.check_points(X2, "X2") / self.lengthscale
+        A = self.check_points(X1, "X1")
+        B = A if X2 is None else self.check_points(X2, "X2")
+        with np.errstate(over="ignore"):  # a point beyond float range is handled below
+            X1 = A / self.lengthscale
+            X2 = X1 if X2 is None else B / self.lengthscale
         if X1.shape[1] != X2.shape[1]:
             raise InvalidInputError(f"X1 has {X1.shape[1]} columns but X2 has {X2.shape[1]}.")
+        if not (np.all(np.isfinite(X1)) and np.all(np.isfinite(X2))):
+            return self._sq_dist(A, B)
         return cdist(X1, X2, "sqeuclidean")
+
+    def _sq_dist(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``||(a - b) / l||^2`` for every pair of rows, where a point divided by a tiny lengthscale
+        overflowed (``l`` below about 1e-308 gave inf - inf = NaN in the cdist of the scaled points): the
+        differences are divided instead, so equal points are at 0 and the others at their (possibly
+        infinite) distance. Only on that overflow; the ordinary path is the cdist, bit for bit."""
+        with np.errstate(over="ignore"):
+            D = (A[:, None, :] - B[None, :, :]) / self.lengthscale
+            return np.sum(D * D, axis=-1)
 
     def diag(self, X: np.ndarray) -> np.ndarray:
         return np.full(self.check_points(X).shape[0], self.variance)
@@ -70,11 +84,29 @@ class Matern(_Stationary):
 
     def __call__(self, X1, X2=None):
         r = np.sqrt(self._r(X1, X2))
-        if self.nu == 1.5:
-            s = np.sqrt(3.0) * r
-            return self.variance * (1.0 + s) * np.exp(-s)
-        s = np.sqrt(5.0) * r
-        return self.variance * (1.0 + s + s * s / 3.0) * np.exp(-s)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is repaired below
+            if self.nu == 1.5:
+                s = np.sqrt(3.0) * r
+                out = self.variance * (1.0 + s) * np.exp(-s)
+            else:
+                s = np.sqrt(5.0) * r
+                out = self.variance * (1.0 + s + s * s / 3.0) * np.exp(-s)
+        bad = ~np.isfinite(out)
+        if np.any(bad):
+            out[bad] = self._stable(s[bad])
+        return out
+
+    def _stable(self, s: np.ndarray) -> np.ndarray:
+        """``v p(s) exp(-s)`` (``p`` the polynomial of ``nu``) where the plain product overflowed: ``s`` =
+        inf or ``p(s)`` = inf (a tiny lengthscale) made it inf * 0 = NaN, and a huge variance ``v`` made
+        ``v p(s)`` inf. There ``v (p(s) exp(-s))`` (``p(s) exp(-s) <= 1``) while ``exp(-s)`` is a normal
+        number, else ``exp(ln v + ln p(s) - s)`` with ``s`` capped at 1e4, beyond which every value is 0."""
+        s = np.minimum(s, 1e4)
+        p = 1.0 + s if self.nu == 1.5 else 1.0 + s + s * s / 3.0
+        with np.errstate(under="ignore"):
+            near = self.variance * (p * np.exp(-s))
+            far = np.exp(np.log(self.variance) + np.log(p) - s)
+        return np.where(s < 700.0, near, far)
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "nu": self.nu}

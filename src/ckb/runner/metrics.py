@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ckb._validation import as_real_array
+from ckb.errors import InvalidInputError
 from ckb.violation import POSITIVE_VIOLATION, VIOLATING, VIOLATION, violation_curves
 
 #: final-round metrics every experiment reports, in summary.json order
@@ -39,8 +41,11 @@ def curves(
     r"""Cumulative metric curves over rounds ``1..T`` from true values ``f`` (T,) and ``g`` (T, m).
 
     With ``utility_star_plus`` (the best feasible distribution's utility) also the stronger regret
-    ``regret_plus`` :math:`R_+(t) = t E_{\pi^*}[u] - \sum_{s \le t} u(x_s)`.
+    ``regret_plus`` :math:`R_+(t) = t E_{\pi^*}[u] - \sum_{s \le t} u(x_s)`. ``g`` may be 1-D for
+    ``m = 1``; ``utility_star`` is one number or one per round. Arrays of other lengths than ``f``'s are a
+    one-line error (they gave curves of different lengths).
     """
+    f, g, utility_star = _checked(f, g, utility_star)
     regret = np.cumsum(utility_star - sign * f)
     extra = {}
     if utility_star_plus is not None:
@@ -62,3 +67,23 @@ def final_metrics(trace) -> dict[str, float]:
     out = {k: float(v[-1]) if v.size else 0.0 for k, v in c.items()}
     out["seconds_per_round"] = float(np.mean(trace.seconds)) if trace.seconds.size else 0.0
     return out
+
+
+def _checked(f, g, utility_star):
+    """``f`` (T,), ``g`` (T, m) or (T,) and ``utility_star`` (a number or (T,)) as real arrays of one
+    length T, else a one-line :class:`~ckb.errors.InvalidInputError` naming the mismatch."""
+    f = as_real_array(f, "f (true objective values)")
+    g = as_real_array(g, "g (true constraint values)")
+    u = as_real_array(utility_star, "utility_star")
+    if f.ndim != 1:
+        raise InvalidInputError(f"f must be a 1-D array of T values, got shape {f.shape}.")
+    T = f.shape[0]
+    if g.ndim not in (1, 2) or g.shape[0] != T:
+        raise InvalidInputError(
+            f"g must have one row per round, shape ({T}, m) or ({T},) as f has {T} values, got shape {g.shape}."
+        )
+    if u.ndim and u.shape != (T,):
+        raise InvalidInputError(
+            f"utility_star must be one number or one per round, shape ({T},), got shape {u.shape}."
+        )
+    return f, g, (u if u.ndim else utility_star)

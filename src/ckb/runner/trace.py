@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ckb._validation import check_scalar
 from ckb.errors import CKBError
 from ckb.io import SavedState
 from ckb.runner.environment import Outcome
@@ -72,7 +73,7 @@ class Trace(SavedState):
         meta: dict | None = None,
         utility_star_plus: float | None = None,
     ):
-        self.horizon, self.d, self.m = int(horizon), int(d), int(m)
+        self.horizon, self.d, self.m = (_size(v, k) for v, k in ((horizon, "horizon"), (d, "d"), (m, "m")))
         check_memory(
             trace_bytes(self.horizon, self.d, self.m),
             f"a trace of T = {self.horizon} rounds (d = {self.d}, m = {self.m})",
@@ -83,6 +84,7 @@ class Trace(SavedState):
         self.utility_star_plus = None if utility_star_plus is None else float(utility_star_plus)
         self.meta = dict(meta or {})
         self.t = 0
+        horizon, d, m = self.horizon, self.d, self.m
         self._index = np.full(horizon, -1, dtype=np.int64)
         self._x = np.zeros((horizon, d))
         self._f = np.zeros(horizon)
@@ -184,3 +186,11 @@ class Trace(SavedState):
             tr._internals[k] = np.full(tr.horizon, np.nan)
             tr._internals[k][:t] = v
         return tr
+
+
+def _size(value: Any, name: str) -> int:
+    """A trace's ``horizon``, ``d`` or ``m``: a whole number >= 0 (a saved trace gives it as a 0-d array),
+    else a one-line :class:`~ckb.errors.InvalidInputError` (-1 was numpy's "negative dimensions")."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    return int(check_scalar(value, f"trace {name}", low=0, integer=True))
