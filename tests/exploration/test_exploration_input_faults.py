@@ -25,12 +25,7 @@ from ckb.exploration import (
 )
 from ckb.kernels import SquaredExponential
 from ckb.surrogates import ExactGP
-
-
-def _one_line(excinfo) -> str:
-    text = str(excinfo.value)
-    assert "\n" not in text
-    return text
+from tests.checks import one_line as _one_line
 
 
 def _untouched(rng: np.random.Generator) -> bool:

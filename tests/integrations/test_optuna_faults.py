@@ -14,6 +14,7 @@ pytest.importorskip("botorch")
 
 from ckb.errors import InvalidInputError  # noqa: E402
 from ckb.integrations.optuna import SPEC_KEY, CKBSampler  # noqa: E402
+from tests.checks import one_line as _one_line  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -40,12 +41,6 @@ def _g(trial):
 def _study(constraints_func=_g, **kw):
     sampler = CKBSampler(policy="config", constraints_func=constraints_func, seed=0, **FAST, **kw)
     return optuna.create_study(sampler=sampler)
-
-
-def _one_line(exc_info) -> str:
-    text = str(exc_info.value)
-    assert "\n" not in text
-    return text
 
 
 # ------------------------------------------------------------------------- items 15-17: constraints_func

@@ -15,12 +15,7 @@ from scipy.spatial.distance import cdist
 from ckb.errors import InvalidInputError, NotPositiveDefiniteError, OutOfDomainError, SpecError
 from ckb.kernels import Matern, PrecomputedKernel, SquaredExponential, make_kernel
 from ckb.surrogates import ExactGP
-
-
-def _one_line(excinfo) -> str:
-    text = str(excinfo.value)
-    assert "\n" not in text
-    return text
+from tests.checks import one_line as _one_line
 
 
 # ------------------------------------------------------------------------------ make_kernel

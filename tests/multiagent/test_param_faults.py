@@ -8,6 +8,7 @@ from ckb.multiagent import problems as problems_mod
 from ckb.multiagent.dmabo import dmabo_parameters
 from ckb.multiagent.methods import build_setup
 from ckb.multiagent.problems import MultiAgentProblem, make_multiagent_problem
+from tests.checks import one_line as _one_line
 from tests.multiagent.ma_helpers import small_problem
 
 MAX_GP_SAMPLES_GRID = getattr(problems_mod, "MAX_GP_SAMPLES_GRID", 5000)
@@ -15,12 +16,6 @@ MAX_GP_SAMPLES_GRID = getattr(problems_mod, "MAX_GP_SAMPLES_GRID", 5000)
 
 def _gp(**params):
     return make_multiagent_problem("gp-samples", np.random.default_rng(0), **params)
-
-
-def _one_line(exc_info):
-    msg = str(exc_info.value)
-    assert "\n" not in msg
-    return msg
 
 
 # ------------------------------------------------------------------------------ gp-samples

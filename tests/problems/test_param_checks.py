@@ -12,12 +12,7 @@ from ckb.errors import InvalidInputError
 from ckb.multiagent.problems import make_multiagent_problem
 from ckb.problems import GaussianNoise, GaussianRewardNoise, ResampledReadings, UniformNoise, make_problem
 from ckb.problems.data import FINANCE_FILE, LIGHT_SENSOR_FILE, find_data_file, problem_inputs
-
-
-def _one_line(exc: pytest.ExceptionInfo) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg
-    return msg
+from tests.checks import one_line as _one_line
 
 
 # ------------------------------------------------------------------------------------------- booleans

@@ -8,12 +8,7 @@ import pytest
 from ckb.errors import InvalidInputError
 from ckb.runner import curves
 from ckb.runner.trace import Trace
-
-
-def _one_line(excinfo) -> str:
-    text = str(excinfo.value)
-    assert "\n" not in text
-    return text
+from tests.checks import one_line as _one_line
 
 
 # ----------------------------------------------------------------------------------- curves

@@ -12,6 +12,7 @@ import pytest
 from ckb.studies import StudyStorage
 from ckb.studies import storage as storage_module
 from ckb.studies.storage import StudyFileError
+from tests.studies.test_storage import _old_study_file
 
 SPEC = {"lower": [0.0, 0.0], "upper": [10.0, 10.0], "m": 2}
 
@@ -120,28 +121,6 @@ def test_a_new_study_file_in_a_read_only_folder_is_one_line(tmp_path, monkeypatc
 
 
 # ---------------------------------------------------------- older files: migrated by a write only
-def _old_study_file(path):
-    """A study file from before the info column and the turns table (WAL mode, as ckb wrote it)."""
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(
-        """
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE studies(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, spec TEXT NOT NULL,
-            created REAL NOT NULL);
-        CREATE TABLE trials(id INTEGER PRIMARY KEY, study_id INTEGER NOT NULL, number INTEGER NOT NULL,
-            state TEXT NOT NULL, x TEXT NOT NULL, objective REAL, constraints TEXT, note TEXT,
-            asked_at REAL NOT NULL, told_at REAL, UNIQUE(study_id, number));
-        CREATE TABLE policy_states(study_id INTEGER NOT NULL, step INTEGER NOT NULL, state TEXT NOT NULL,
-            created REAL NOT NULL, PRIMARY KEY(study_id, step));
-        INSERT INTO meta VALUES ('schema_version', '1');
-        INSERT INTO studies VALUES (1, 'demo', '{"lower":[0.0,0.0],"upper":[10.0,10.0],"m":2}', 0.0);
-        """
-    )
-    conn.commit()
-    conn.close()
-
-
 def _schema(path):
     conn = sqlite3.connect(path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -162,6 +141,6 @@ def test_an_older_file_opened_to_write_changes_only_with_a_write(tmp_path):
     assert _digest(path) == before and "turns" not in _schema(path)[0]
     with StudyStorage(path) as s:
         s.ask("demo", [1.0, 1.0], info={"source": "user"})
-        assert s.has_trial_info and s.trials("demo")[0]["info"] == {"source": "user"}
+        assert s.has_trial_info and s.trials("demo")[-1]["info"] == {"source": "user"}
     tables, cols = _schema(path)
     assert "turns" in tables and "info" in cols

@@ -13,15 +13,10 @@ from ckb.errors import InvalidInputError, OutOfDomainError
 from ckb.kernels import Matern, PrecomputedKernel, SquaredExponential
 from ckb.surrogates import ExactGP
 from ckb.surrogates.gp import MIN_NOISE
+from tests.checks import one_line as _one_line
 
 C1 = np.linspace(0, 1, 200)[:, None]
 METHODS = ("cholesky", "dense", "auto")
-
-
-def _one_line(excinfo) -> str:
-    text = str(excinfo.value)
-    assert "\n" not in text
-    return text
 
 
 def _snapshot(gp: ExactGP) -> dict:

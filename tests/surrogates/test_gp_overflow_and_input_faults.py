@@ -12,15 +12,10 @@ import pytest
 from ckb.errors import InvalidInputError
 from ckb.kernels import SquaredExponential
 from ckb.surrogates import ExactGP
+from tests.checks import one_line as _one_line
 
 C10 = np.linspace(0, 1, 10)[:, None]
 METHODS = ("cholesky", "dense", "auto")
-
-
-def _one_line(excinfo) -> str:
-    text = str(excinfo.value)
-    assert "\n" not in text
-    return text
 
 
 def _same_state(a: dict, b: dict) -> bool:
