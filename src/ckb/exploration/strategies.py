@@ -42,13 +42,10 @@ class Strategy:
 
     name = ""
 
-    def check_beta(self, beta: Any) -> None:
-        """A one-line ``InvalidInputError`` unless ``beta`` is a finite real number >= 0."""
+    def check_beta(self, beta: Any, sign: Any = 1.0) -> None:
+        """A one-line ``InvalidInputError`` unless ``beta`` is a finite real number >= 0 and ``sign`` is +1
+        (a reward) or -1 (a cost; NaN gave all-NaN estimates)."""
         check_scalar(beta, f"exploration {self.name!r} width beta", low=0.0)
-
-    def check_sign(self, sign: Any) -> None:
-        """A one-line ``InvalidInputError`` unless ``sign`` is +1 (a reward) or -1 (a cost); NaN gave
-        all-NaN estimates."""
         value = check_scalar(sign, f"exploration {self.name!r} sign")
         if value not in (1.0, -1.0):
             raise InvalidInputError(
@@ -69,8 +66,7 @@ class UCB(Strategy):
     name = "ucb"
 
     def estimate(self, gp, beta, rng, sign=1.0):
-        self.check_beta(beta)
-        self.check_sign(sign)
+        self.check_beta(beta, sign)
         return gp.mean + (sign * beta) * gp.std
 
 
@@ -81,8 +77,7 @@ class ThompsonSampling(Strategy):
     name = "ts"
 
     def estimate(self, gp, beta, rng, sign=1.0):
-        self.check_beta(beta)
-        self.check_sign(sign)
+        self.check_beta(beta, sign)
         return gp.sample(rng, scale=beta)
 
 
@@ -98,8 +93,7 @@ class RandomShift(Strategy):
         self.n_points = check_scalar(n_points, "n_points", low=2, integer=True)
 
     def draw(self, beta: float, rng: np.random.Generator, sign: float = 1.0) -> float:
-        self.check_beta(beta)  # before drawing: a refused width or sign consumes nothing
-        self.check_sign(sign)
+        self.check_beta(beta, sign)  # before drawing: a refused width or sign consumes nothing
         if self.distribution == "gaussian":
             return beta * float(rng.standard_normal())
         k = int(rng.integers(self.n_points))
