@@ -56,7 +56,8 @@ scaled before squaring.
 
 **Violation budget** (``violation_budget``, per constraint, in its own units): spent_j is
 :math:`\sum_t [g_j(x_t)]^+` over the complete evaluations that are not initial-design points (the design
-is not the policy's decision; user points count); ``metrics()`` shows budget, spent and left
+is not the policy's decision; user points count, but not those told before the first ask: data the
+user had, as a design of theirs); ``metrics()`` shows budget, spent and left
 (:math:`\max(0, b_j - \text{spent}_j)`), and every decision gets the left amount before that ask
 (pending points count nothing). The policy decides how to spend it.
 
@@ -458,7 +459,8 @@ class Optimizer:
         ``"auto-bounds"`` (the bound map wherever values crowd, near 0 too, for every policy; measured
         as an option): the units the policies see
         (:class:`~ckb.optimizer.models.OutcomeUnits`); the study keeps the raw values.
-    exact : the evaluations are noise-free: no point is evaluated twice, and the GPs' noise floor is
+    exact : the evaluations are noise-free: no point is evaluated twice (on a candidate set, until every
+        candidate is evaluated: then an ask repeats one and warns), and the GPs' noise floor is
         ``EXACT_NOISE_FLOOR`` (1e-6) instead of 1e-4.
     seed : seeds the design and the policy's generator.
     storage : a SQLite file path or a :class:`~ckb.studies.StudyStorage` (None: in memory). A new path
@@ -773,7 +775,11 @@ class Optimizer:
         """The next point ``(d,)``, or ``k`` distinct points ``(k, d)`` to evaluate in parallel.
 
         Raises :class:`BudgetExhaustedError` when the budget is used (``metrics()["remaining"] == 0``);
-        ``ask(k)`` with fewer than ``k`` trials left returns the ``remaining`` points that are left.
+        ``ask(k)`` with fewer than ``k`` trials left returns the ``remaining`` points that are left. With a
+        ``violation_budget``, no point beyond the initial design is asked while no result is in and some
+        ask is pending (such a point is drawn blind, by Sobol, and charged to the budget): ``ask(k)``
+        returns the design points left, and an ask with none left is an :class:`InvalidInputError`
+        asking for a result first.
         """
         n = 1 if k is None else check_scalar(k, "k (number of points)", low=1, integer=True)
         points = self._transact(lambda step: self._ask_step(step, n))
@@ -790,6 +796,15 @@ class Optimizer:
             for _ in range(min(n, step.remaining)):
                 start = time.perf_counter()
                 x, info, ctx = self._next(step, ctx)
+                if x is None:  # nothing but a blind point to ask under a violation budget
+                    if not points:
+                        raise InvalidInputError(
+                            f"ask: no result is in and {sum(t['state'] == 'pending' for t in step.trials)} "
+                            "ask(s) are pending; with a "
+                            "violation_budget a point beyond the initial design is chosen from results, not "
+                            "drawn blind (a Sobol point would be charged to the budget): tell a result first."
+                        )
+                    break
                 # seconds of this point's decision (a batch's model fit is counted in its first point)
                 info["seconds"] = time.perf_counter() - start
                 step.ask(x, info)
@@ -802,6 +817,9 @@ class Optimizer:
         n_complete = sum(1 for t in trials if t["state"] == "complete")
         free = next((i for i in range(self.n_init) if i not in used), None)
         if free is not None or n_complete == 0:  # the design, then Sobol points while no result is in
+            pending = any(t["state"] == "pending" for t in trials)
+            if free is None and self.violation_budget is not None and pending:
+                return None, None, ctx  # a blind point while results are out: not under a budget
             index = free if free is not None else max(used | {self.n_init - 1}) + 1
             # past the design, a Sobol point is no design point: a violation budget is charged for it
             source = "init" if index < self.n_init else "sobol"
@@ -848,6 +866,16 @@ class Optimizer:
         if self.space.candidates is not None:  # exactly the candidate (no round-off from unit scaling)
             x = self.space.candidates[int(np.argmin(np.sum((C - u) ** 2, axis=1)))].copy()
         info = {"source": "policy", "round": self.policy.t, **{k: float(v) for k, v in internals.items()}}
+        from ckb.optimizer.acquisition import Maximizer
+
+        if done is not None and len(done) and Maximizer._taken(self.space.to_unit(x), done):
+            info["repeat"] = 1.0  # exact=True on a candidate set whose every candidate is evaluated
+            warnings.warn(
+                f"exact=True: every candidate has been evaluated, so this ask repeats the evaluated point "
+                f"{x.tolist()}; a larger candidate set or a smaller budget avoids it.",
+                UserWarning,
+                stacklevel=4,
+            )
         if failures:
             info["fit_failed"] = 1.0
         info["numerics"] = {
@@ -1230,7 +1258,7 @@ def _never_twice(maxi, pending: np.ndarray, sep, done: np.ndarray):
             if not Maximizer._taken(again, taken):
                 return again, score
             # every candidate evaluated or pending: repeat an evaluated point, never a pending one (an
-            # ask(k) on evaluated candidates gave the same point k times)
+            # ask(k) on evaluated candidates gave the same point k times); _next says so
         return x, v
 
     return maximize

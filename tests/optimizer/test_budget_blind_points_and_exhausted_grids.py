@@ -1,0 +1,90 @@
+"""Under a violation budget, no blind point is asked past the design while its results are out, and the
+user's data told before the first ask is not charged; with ``exact=True``, an exhausted candidate set
+says that its ask repeats a point."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import ckb
+from ckb.errors import InvalidInputError
+
+pytest.importorskip("botorch")
+
+DESIGN = [[0.1, 0.1], [0.3, 0.2], [0.2, 0.5], [0.5, 0.1], [0.05, 0.4]]  # all feasible
+
+
+def _f(x):
+    return float((x[0] - 0.8) ** 2 + (x[1] - 0.8) ** 2)
+
+
+def _g(x):
+    return [float(x[0] + x[1] - 1.2)]
+
+
+def _opt(**kw):
+    args = {"m": 1, "budget": 20, "minimize": True, "seed": 1, **kw}
+    return ckb.Optimizer([0, 0], [1, 1], **args)
+
+
+def test_ask_k_before_any_result_returns_only_the_design_under_a_budget():
+    """ask(8) with the five design points untold added three Sobol points, two of them violating
+    (g = +0.46, +0.03), and charged them: runs spent 0.15-0.49 of a budget of 0.02."""
+    opt = _opt(violation_budget=0.02, initial_design=DESIGN)
+    xs = opt.ask(8)
+    assert len(xs) == 5 and all(h["source"] == "init" for h in opt.history())
+    with pytest.raises(InvalidInputError, match="no result is in and 5 ask.s. are pending.*tell a result"):
+        opt.ask()
+    assert len(opt.history()) == 5  # the refused ask recorded nothing
+    for x in xs:
+        opt.tell(x, _f(x), _g(x))
+    assert opt.metrics()["violation_spent"] == [0.0]
+    assert len(opt.ask(3)) == 3  # from results now
+
+
+def test_without_a_budget_ask_k_still_fills_the_batch():
+    opt = _opt(initial_design=DESIGN)
+    assert len(opt.ask(8)) == 8
+    assert [h["source"] for h in opt.history()][5:] == ["sobol"] * 3
+
+
+def test_with_no_design_the_first_point_is_asked_under_a_budget():
+    opt = _opt(violation_budget=0.0, n_init=0)
+    assert len(opt.ask(3)) == 1  # one point is unavoidably blind; two more would be blind too
+
+
+def test_the_users_data_told_before_the_first_ask_is_not_charged():
+    """An old measurement told before the first ask used up the whole budget (spent 0.6 of 0.3)."""
+    opt = _opt(violation_budget=0.3, n_init=3)
+    opt.tell([0.9, 0.9], 0.02, [0.6])
+    assert opt.metrics()["violation_spent"] == [0.0]
+    assert opt.metrics()["violation_budget_left"] == [0.3]
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, _f(x), _g(x))
+    design_spent = opt.metrics()["violation_spent"][0]
+    assert design_spent == 0.0  # design points are never charged
+    opt.tell([0.95, 0.95], 0.01, [0.7])  # told during the run: an evaluation of the run, charged
+    assert opt.metrics()["violation_spent"] == [pytest.approx(0.7)]
+
+
+def test_an_exhausted_candidate_set_warns_that_an_exact_ask_repeats_a_point():
+    """exact=True on 9 candidates with a budget of 12 repeated [1, 1] three times without a word."""
+    C = np.array(list(itertools.product(range(3), range(3))), float)
+    opt = ckb.Optimizer(
+        [0, 0], [2, 2], m=1, budget=12, minimize=True, exact=True, candidates=C, n_init=3, seed=0
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(12):
+            x = opt.ask()
+            opt.tell(x, float(((x - 1.3) ** 2).sum()), [float(x[0] - 1.5)])
+    repeats = [h for h in opt.history() if h["info"].get("repeat")]
+    said = [w for w in caught if "every candidate has been evaluated" in str(w.message)]
+    assert len(repeats) == 3 and len(said) == 3
+    assert len({tuple(h["x"]) for h in opt.history()}) == 9
+    assert all(not h["info"].get("repeat") for h in opt.history()[:9])
