@@ -96,14 +96,15 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None, shape:
 
 
 def as_real_array(value: Any, name: str, expected: str = "hold real numbers") -> np.ndarray:
-    """``value`` as a float array if it holds real numbers only (no strings, booleans or complex numbers;
-    an integer too large for a float is named), else an error naming it."""
+    """``value`` as a float array if it holds real numbers only (no strings, booleans, complex numbers or
+    None; an integer too large for a float is named), else an error naming it."""
     what = f"{name} must {expected}"
     try:
         raw = np.asarray(value)
         if raw.dtype.kind == "O":
             flat = raw.reshape(-1).tolist()
-            if any(isinstance(v, (str, bytes, bool, np.bool_, complex)) for v in flat):
+            # None became NaN, so the error named a NaN the user never wrote
+            if any(v is None or isinstance(v, (str, bytes, bool, np.bool_, complex)) for v in flat):
                 raise TypeError
         elif raw.dtype.kind not in "iuf":
             raise TypeError

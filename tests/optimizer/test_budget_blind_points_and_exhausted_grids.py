@@ -88,3 +88,11 @@ def test_an_exhausted_candidate_set_warns_that_an_exact_ask_repeats_a_point():
     assert len(repeats) == 3 and len(said) == 3
     assert len({tuple(h["x"]) for h in opt.history()}) == 9
     assert all(not h["info"].get("repeat") for h in opt.history()[:9])
+
+
+@pytest.mark.parametrize("bad", [np.array([[0.5, None]], dtype=object), [[0.5, None]]])
+def test_a_none_in_a_design_is_named_as_such_not_as_a_nan(bad):
+    """None became NaN on the way, and the error said 'must be finite, got [0.5, nan]'."""
+    with pytest.raises(InvalidInputError, match=r"real numbers\), got .*None") as err:
+        _opt(initial_design=bad)
+    assert "nan" not in str(err.value)
