@@ -96,3 +96,17 @@ def test_a_none_in_a_design_is_named_as_such_not_as_a_nan(bad):
     with pytest.raises(InvalidInputError, match=r"real numbers\), got .*None") as err:
         _opt(initial_design=bad)
     assert "nan" not in str(err.value)
+
+
+def test_a_resume_refused_for_its_settings_does_not_warn_about_the_budget_first(tmp_path):
+    """Reopening a best-feasible study with goal='cumulative' and a budget warned that slack-cei ignores
+    the budget, then refused the mismatch: only the refusal now."""
+    path = tmp_path / "s.db"
+    _opt(storage=str(path)).study.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(InvalidInputError):
+            _opt(storage=str(path), goal="cumulative", violation_budget=0.1)
+    assert not [w for w in caught if "does not read violation_budget" in str(w.message)]
+    with pytest.warns(UserWarning, match="does not read violation_budget"):  # a new study: warned
+        _opt(storage=str(tmp_path / "t.db"), goal="cumulative", violation_budget=0.1).study.close()

@@ -528,16 +528,6 @@ class Optimizer:
             self, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
         )
         self._set_policy(goals[goal] if policy is None else policy, policy_params)
-        if self.violation_budget is not None and not type(self.policy).reads_violation_budget:
-            reg = _policy_registry()
-            readers = [n for n in reg.names() if getattr(reg.get(n), "reads_violation_budget", False)]
-            warnings.warn(
-                f"policy {self.policy_name!r} does not read violation_budget: metrics() reports what is spent "
-                f"and left, but its asks are the same without a budget (policies that spend it: "
-                f"{', '.join(map(repr, readers))}; goal='best-feasible' uses {goals['best-feasible']!r}).",
-                UserWarning,
-                stacklevel=2,
-            )
         self.study_name = "study" if study_name is None else study_name
         if not isinstance(self.study_name, str) or not self.study_name:
             raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
@@ -558,8 +548,24 @@ class Optimizer:
         except BaseException:
             self.study.close()
             raise
+        self._warn_unread_budget(
+            goals["best-feasible"]
+        )  # after the study opened: a refused resume says only why
 
     # ----------------------------------------------------------------------------- construction
+    def _warn_unread_budget(self, default: str) -> None:
+        """Warn when a violation budget is given to a policy that does not read it."""
+        if self.violation_budget is not None and not type(self.policy).reads_violation_budget:
+            reg = _policy_registry()
+            readers = [n for n in reg.names() if getattr(reg.get(n), "reads_violation_budget", False)]
+            warnings.warn(
+                f"policy {self.policy_name!r} does not read violation_budget: metrics() reports what is spent "
+                f"and left, but its asks are the same without a budget (policies that spend it: "
+                f"{', '.join(map(repr, readers))}; goal='best-feasible' uses {default!r}).",
+                UserWarning,
+                stacklevel=3,
+            )
+
     def _check_design(self, design: Any, n_init: Any) -> tuple[np.ndarray | None, int]:
         """The user's initial design (validated, in the box, on the candidates if any) and its size."""
         d = self.space.d
