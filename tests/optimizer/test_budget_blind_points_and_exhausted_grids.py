@@ -86,6 +86,7 @@ def test_an_exhausted_candidate_set_warns_that_an_exact_ask_repeats_a_point():
     repeats = [h for h in opt.history() if h["info"].get("repeat")]
     said = [w for w in caught if "every candidate has been evaluated" in str(w.message)]
     assert len(repeats) == 3 and len(said) == 3
+    assert all(w.filename == __file__ for w in said)  # at the caller's line, not inside ckb
     assert len({tuple(h["x"]) for h in opt.history()}) == 9
     assert all(not h["info"].get("repeat") for h in opt.history()[:9])
 

@@ -145,6 +145,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import time
 import warnings
 from contextlib import contextmanager
@@ -880,7 +881,7 @@ class Optimizer:
                 f"exact=True: every candidate has been evaluated, so this ask repeats the evaluated point "
                 f"{x.tolist()}; a larger candidate set or a smaller budget avoids it.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=_outside_ckb(),
             )
         if failures:
             info["fit_failed"] = 1.0
@@ -1246,6 +1247,16 @@ def _unknown_keyword(exc: TypeError, cls: type, params: dict[str, Any], name: st
 def _plain_units(m: int) -> dict[str, Any]:
     """The units every study used before outcome transforms existed."""
     return {"objective": "standardize", "constraints": ["rms"] * m}
+
+
+def _outside_ckb() -> int:
+    """The ``stacklevel`` that points a warning raised deep inside ckb (under a transaction and a batch)
+    at the caller's line: its caller's frame is level 1, and each ckb frame above it one more."""
+    root = str(Path(__file__).resolve().parent.parent)
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _never_twice(maxi, pending: np.ndarray, sep, done: np.ndarray):

@@ -119,9 +119,9 @@ def is_space_filling(trial: dict) -> bool:
 def violation_spent(trials: list[dict], m: int) -> np.ndarray:
     r"""Per constraint, :math:`\sum_t [g_j(x_t)]^+` in raw units over the complete trials that are not
     initial-design points (what a violation budget is charged); pending and failed trials count
-    nothing, and neither do the user's own points told before the study's first other trial (data the
-    user had before the run, as a design of theirs: they were charged from the first result on, so a
-    violating old measurement used up the budget before the search began). ``trials`` in number order."""
+    nothing, and neither do the user's own points told before the study's first other trial: data the
+    user had before the run, as a design of theirs (charging them let one old violating measurement use
+    up the budget before the search began). ``trials`` in number order."""
     spent = np.zeros(m)
     before_run = True
     for t in trials:
