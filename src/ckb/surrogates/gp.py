@@ -398,7 +398,8 @@ class ExactGP:
         if self.candidates is not None:
             KXC = self.kernel(X, self.candidates) if K_XC is None else K_XC
             V = solve_triangular(L, KXC, lower=True)
-        _check_overflow(y, alpha, V.T @ alpha if self.candidates is not None else ())
+        mean = V.T @ alpha if self.candidates is not None else None
+        _check_overflow(y, alpha, () if mean is None else mean)
         self.reset()
         cap = max(16, t)
         self._d = X.shape[1]
@@ -409,7 +410,7 @@ class ExactGP:
         self._alpha = _grow(alpha, cap)
         if self.candidates is not None:
             self._V = _grow(V, cap)
-            self.mean = V.T @ self._alpha[:t]
+            self.mean = mean
             self._var = self._kdiag_c - np.einsum("ij,ij->j", V, V)
         self.t = t
         self.info_gain = float(np.sum(np.log(np.diag(L))) - 0.5 * t * np.log(self.noise))
@@ -544,16 +545,18 @@ class ExactGP:
         if self.mode == "dense":
             self._relabel_dense(y)
             return
+        mean = None if self.candidates is None else np.zeros(self.n)
         if self.t:  # checked first: an overflowing mean is refused with nothing changed
             alpha = blas.dtpsv(self.t, self._Lp, y.copy(), lower=0, trans=1)
-            _check_overflow(y, alpha, self._V[: self.t].T @ alpha if self.candidates is not None else ())
+            mean = self._V[: self.t].T @ alpha if self.candidates is not None else None
+            _check_overflow(y, alpha, () if mean is None else mean)
         self._y[: self.t] = y
         self._note_targets(y)
         self._pred_cache = None
         if self.t:
             self._alpha[: self.t] = alpha
-        if self.candidates is not None:
-            self.mean = self._V[: self.t].T @ self._alpha[: self.t] if self.t else np.zeros(self.n)
+        if mean is not None:
+            self.mean = mean
 
     def _relabel_dense(self, y: np.ndarray) -> None:
         """:meth:`relabel` in dense form: new sums, then :meth:`refresh`; put back as it was (and refused)
