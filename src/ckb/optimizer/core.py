@@ -314,6 +314,8 @@ def _check_resumable(store: StudyStorage, name: str, spec: dict[str, Any]) -> No
     every trial since its first release): without it the design would be asked again from its first
     point, whatever was evaluated already."""
     check_stored_spec(spec, name, store.path)
+    # read inside Study.open's transaction, which may add an older file's info column: a refusal here
+    # rolls that back (the trials are read once more after the open, where a refusal would come too late)
     blind = [t["number"] for t in store.trials(name) if t["info"] is None]
     if blind:
         cause = "its file has no info column" if not store.has_trial_info else "their info is empty"
@@ -549,9 +551,8 @@ class Optimizer:
         except BaseException:
             self.study.close()
             raise
-        self._warn_unread_budget(
-            goals["best-feasible"]
-        )  # after the study opened: a refused resume says only why
+        # after the study opened: a refused resume says only why
+        self._warn_unread_budget(goals["best-feasible"])
 
     # ----------------------------------------------------------------------------- construction
     def _warn_unread_budget(self, default: str) -> None:
