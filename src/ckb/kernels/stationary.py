@@ -38,12 +38,13 @@ class _Stationary(Kernel):
     def _r(self, X1: np.ndarray, X2: np.ndarray | None) -> np.ndarray:
         A = self.check_points(X1, "X1")
         B = A if X2 is None else self.check_points(X2, "X2")
-        with np.errstate(over="ignore"):  # a point beyond float range is handled below
-            X1 = A / self.lengthscale
-            X2 = X1 if X2 is None else B / self.lengthscale
-        if X1.shape[1] != X2.shape[1]:
-            raise InvalidInputError(f"X1 has {X1.shape[1]} columns but X2 has {X2.shape[1]}.")
-        if not (np.all(np.isfinite(X1)) and np.all(np.isfinite(X2))):
+        if A.shape[1] != B.shape[1]:
+            raise InvalidInputError(f"X1 has {A.shape[1]} columns but X2 has {B.shape[1]}.")
+        try:  # the flag, not a scan of the points: this is on every model update's path
+            with np.errstate(over="raise"):
+                X1 = A / self.lengthscale
+                X2 = X1 if X2 is None else B / self.lengthscale
+        except FloatingPointError:  # a point beyond float range once scaled
             return self._sq_dist(A, B)
         return cdist(X1, X2, "sqeuclidean")
 
@@ -84,17 +85,21 @@ class Matern(_Stationary):
 
     def __call__(self, X1, X2=None):
         r = np.sqrt(self._r(X1, X2))
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is repaired below
-            if self.nu == 1.5:
-                s = np.sqrt(3.0) * r
-                out = self.variance * (1.0 + s) * np.exp(-s)
-            else:
-                s = np.sqrt(5.0) * r
-                out = self.variance * (1.0 + s + s * s / 3.0) * np.exp(-s)
+        s = (np.sqrt(3.0) if self.nu == 1.5 else np.sqrt(5.0)) * r
+        try:  # the flags, not a scan of the result: this is on every model update's path
+            with np.errstate(over="raise", invalid="raise"):
+                return self._plain(s)
+        except FloatingPointError:  # overflow (inf * 0, a huge variance): repaired where it happened
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = self._plain(s)
         bad = ~np.isfinite(out)
-        if np.any(bad):
-            out[bad] = self._stable(s[bad])
+        out[bad] = self._stable(s[bad])
         return out
+
+    def _plain(self, s: np.ndarray) -> np.ndarray:
+        if self.nu == 1.5:
+            return self.variance * (1.0 + s) * np.exp(-s)
+        return self.variance * (1.0 + s + s * s / 3.0) * np.exp(-s)
 
     def _stable(self, s: np.ndarray) -> np.ndarray:
         """``v p(s) exp(-s)`` (``p`` the polynomial of ``nu``) where the plain product overflowed: ``s`` =
