@@ -296,3 +296,31 @@ def test_a_study_without_constraint_values_stops_after_its_first_trial():
     ):
         study.optimize(objective, n_trials=8)
     assert calls == [0] and study.trials[0].state == optuna.trial.TrialState.COMPLETE
+
+
+def test_an_enqueued_value_outside_its_range_is_left_out_of_the_model(caplog):
+    """Optuna keeps an enqueued value outside the parameter's range (with its own warning); CKBSampler
+    clipped it into the unit cube, crediting f(5) to the boundary x = 1. It now leaves that trial out of
+    the model and says so once."""
+    import warnings
+
+    import numpy as np
+    from optuna.distributions import FloatDistribution
+
+    from ckb.integrations.optuna import _Data, _Space
+
+    study = _study()
+    study.enqueue_trial({"x": 5.0})
+    with warnings.catch_warnings(), caplog.at_level(logging.WARNING, logger="ckb.integrations.optuna"):
+        warnings.simplefilter("ignore", UserWarning)  # Optuna's: "Fixed parameter x ... out of range"
+        study.optimize(_objective, n_trials=7)
+    notes = [r.getMessage() for r in caplog.records if "out of its model" in r.getMessage()]
+    assert notes == [
+        "CKBSampler leaves trial 0 out of its model: its value x = 5.0 (range [0, 1]) lies outside the "
+        "search space (an enqueued value, which Optuna keeps); enqueue values inside the ranges, or "
+        "widen the ranges in a new study."
+    ]  # once, though three decisions read it
+    assert len(study.sampler.decisions(study)) == 3
+    data = _Data(study.trials, _Space({"x": FloatDistribution(0.0, 1.0)}), True, -1, None, 4)
+    assert data.outside == [(0, "x = 5.0 (range [0, 1])")]
+    assert data.numbers == [1, 2, 3, 4, 5, 6] and np.all((data.X >= 0) & (data.X <= 1))

@@ -43,7 +43,9 @@ policies (``pcei``) as in the optimizer.
   trials) and draws each parameter uniformly (seeded by ``seed``, the trial number and the parameter's
   name), as Optuna's GP and QMC samplers do. Enqueued trials keep their values; a trial whose searched
   parameters are all enqueued is not a decision, one with some of them enqueued samples the others as
-  trial 0 does.
+  trial 0 does. An enqueued value outside its parameter's range (Optuna keeps it, with a warning)
+  leaves that trial's result out of the model, with one warning naming the trial: the unit cube has no
+  place for it.
 - *Parameters*: ``FloatDistribution`` and ``IntDistribution``. A log-scale parameter is modelled and
   optimized in log space; an int (or a float with ``step``) is optimized on its continuous relaxation
   ``[low, high]`` and rounded to the nearest point of its grid (the GP sees the rounded value; a rounded
@@ -237,9 +239,18 @@ class _Space:
         self.width = self.upper - self.lower
         self.d = len(self.names)
 
+    def outside(self, params: dict[str, Any]) -> str | None:
+        """The first parameter of ``params`` outside its range, as ``name = value (range ...)`` (an
+        enqueued value: Optuna keeps it, with a warning); None when each one is inside."""
+        for n, d in zip(self.names, self.dists):
+            if n in params and not d.low <= params[n] <= d.high:
+                return f"{n} = {params[n]!r} (range [{d.low:g}, {d.high:g}])"
+        return None
+
     def to_unit(self, params: dict[str, Any]) -> np.ndarray | None:
-        """The unit-cube point of ``params`` (None if a parameter is missing)."""
-        if any(n not in params for n in self.names):
+        """The unit-cube point of ``params``; None if a parameter is missing or outside its range (the
+        cube has no place for it, and clipping it would credit its result to the boundary)."""
+        if any(n not in params for n in self.names) or self.outside(params) is not None:
             return None
         v = np.array(
             [math.log(params[n]) if d.log else float(params[n]) for n, d in zip(self.names, self.dists)]
@@ -373,10 +384,15 @@ class _Data:
         completed), None where they are unusable; without it such a trial is an error."""
         self.minimize = minimize
         complete, busy, pending, m_of, done, unusable = [], [], [], {}, [], []
+        #: the finished trials left out of the model for a value outside its range: (number, which)
+        self.outside = []
         for t in trials:
             if t.number == me:
                 continue
             u = space.to_unit(t.params)
+            far = space.outside(t.params)
+            if far is not None and t.state.is_finished():
+                self.outside.append((t.number, far))
             if t.state == TrialState.COMPLETE:
                 if u is None:
                     continue
@@ -740,6 +756,18 @@ class CKBSampler(BaseSampler):
         key = zlib.crc32(param_name.encode())
         return _independent_value(param_distribution, np.random.default_rng([self.seed, trial.number, key]))
 
+    def _note_outside(self, study, data: _Data) -> None:
+        """Warn once per trial that its result is left out of the model for a value outside its range."""
+        for number, far in data.outside:
+            key = (id(study._storage), study._study_id, "outside", number)
+            if key not in self._warned:
+                self._warned.add(key)
+                _logger.warning(
+                    f"CKBSampler leaves trial {number} out of its model: its value {far} lies outside "
+                    "the search space (an enqueued value, which Optuna keeps); enqueue values inside the "
+                    "ranges, or widen the ranges in a new study."
+                )
+
     def _independent_note(self, study, number: int, name: str, dist, done: Sequence[FrozenTrial]) -> str:
         """Why parameter ``name`` of trial ``number`` is drawn outside the model, and what follows."""
         others = {}  # each other range of the parameter in the completed trials -> their numbers
@@ -988,6 +1016,7 @@ class CKBSampler(BaseSampler):
             n_startup = self._design_size(study, space.d)
             design = self._design(space.d, space)
             data = _Data(trials, space, minimize, trial.number, design, n_startup, self._late(study))
+            self._note_outside(study, data)
             if data.m == 0 and data.unusable and not data.complete:
                 raise data.no_result(trial.number)
             if data.m == 0:
