@@ -905,3 +905,34 @@ def test_the_last_ask_is_known_to_be_the_last(monkeypatch):
     assert seen and all(r == 0 and asks == 1 for r, asks in seen)
     rule = opt.policy.rule
     assert rule._asks_left(None) == max(rule.horizon - rule.t + 1, 1)  # unknown: the rule's horizon
+
+
+def test_constraints_told_as_violation_amounts_warn_once():
+    """A constraint told as max(g, 0) is flat where it holds (docs/optimizer.md): the first model-based
+    ask says so once, naming the constraint; signed values, or values >= 0 with fewer than two zeros,
+    do not warn."""
+    from ckb.optimizer.models import violation_amounts
+
+    def amounts(x):
+        y, g = problem(x)
+        return y, [max(g[0], 0.0), -1.0]  # constraint 0 clipped, constraint 1 always feasible (signed)
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=2, policy="cei", budget=10, seed=0, **FAST)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        run(opt, 8, amounts)
+    notes = [str(w.message) for w in seen if "max(g, 0)" in str(w.message)]
+    n_zero = sum(t["constraints"][0] == 0.0 for t in opt.history()[:6])
+    assert notes == [
+        f"constraint 0 has only values >= 0 ({n_zero} of the 6 results exactly 0), as a violation amount "
+        "max(g, 0) has: flat wherever the constraint holds, so the models cannot see the boundary from "
+        "the feasible side. Tell the signed value g (negative inside) if the system has it."
+    ]
+    assert [w.filename for w in seen if "max(g, 0)" in str(w.message)] == [__file__]
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="cei", budget=8, seed=0, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(opt, 7)  # signed values: no warning
+    c = np.array([[0.0, 0.5, 0.0], [0.0, -0.1, 1.0], [0.2, 0.3, 2.0]])
+    assert violation_amounts(c) == [0]  # 1 has a negative value, 2 a single zero
+    assert violation_amounts(np.zeros((4, 1))) == []  # all zero: nothing violated, nothing to say

@@ -164,6 +164,7 @@ from ckb.optimizer.models import (
     capture_warnings,
     first_distinct,
     stored_transform,
+    violation_amounts,
 )
 from ckb.optimizer.space import Space, nearest_unused
 from ckb.optimizer.space import initial_design as sobol_design
@@ -838,6 +839,7 @@ class Optimizer:
             ctx = self._context(trials)
             fit_log, failures = ctx["models"].warnings, ctx["models"].failures
             self._check_numerics("fitting the GPs", failures + fit_log)
+            self._note_violation_amounts(trials)
         unit = {
             s: [self.space.to_unit(t["x"]) for t in trials if t["state"] == s] for s in ("pending", "failed")
         }
@@ -894,6 +896,28 @@ class Optimizer:
         }
         info["units"] = ctx["units"].describe()
         return x, info, ctx
+
+    def _note_violation_amounts(self, trials: list[dict]) -> None:
+        """Warn once per optimizer when a constraint's told values look like violation amounts
+        (:func:`ckb.optimizer.models.violation_amounts`)."""
+        if getattr(self, "_noted_amounts", False) or self.m == 0:
+            return
+        _, _, c = complete_arrays(trials)
+        flat = violation_amounts(c) if len(c) else []
+        if flat:
+            self._noted_amounts = True
+            which = "; ".join(
+                f"constraint {j} has only values >= 0 ({int(np.sum(c[:, j] == 0.0))} of the {len(c)} "
+                "results exactly 0)"
+                for j in flat
+            )
+            warnings.warn(
+                f"{which}, as a violation amount max(g, 0) has: flat wherever the constraint holds, so "
+                "the models cannot see the boundary from the feasible side. Tell the signed value g "
+                "(negative inside) if the system has it.",
+                UserWarning,
+                stacklevel=_outside_ckb(),
+            )
 
     def _check_numerics(self, what: str, messages: list[str]) -> None:
         """``strict_numerics``: any warning or failure of ``what`` is an error (the step records nothing)."""

@@ -368,6 +368,20 @@ def bound_log_inverse(w: Any, b: Any, xp: Any = np):
     return xp.where(small, near, far)
 
 
+def violation_amounts(c: Any) -> list[int]:
+    r"""The constraints (0-based) whose told values look like violation amounts :math:`\max(g, 0)`
+    rather than signed values :math:`g`: none negative, at least two exactly 0 (every feasible point
+    telling the same 0) and one positive. Such a constraint is flat wherever it holds, so no model
+    sees the boundary from the feasible side (``docs/optimizer.md`` advises the signed value)."""
+    c = np.asarray(c, dtype=float)
+    c = c.reshape(len(c), -1)
+    return [
+        j
+        for j in range(c.shape[1])
+        if np.all(c[:, j] >= 0.0) and np.sum(c[:, j] == 0.0) >= 2 and np.any(c[:, j] > 0.0)
+    ]
+
+
 def _spans_decades(y: np.ndarray, minimize: bool) -> bool:
     """Whether a minimized objective's observed values are all finite and positive, at least three, and
     span more than :data:`LOG_OBJECTIVE_SPAN` (the ``"auto-log"`` choice's test)."""
