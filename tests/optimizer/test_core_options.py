@@ -412,6 +412,7 @@ def test_a_bad_design_is_named_before_anything_is_stored(tmp_path, kwargs, err, 
         assert s.study_names() == []
 
 
+@pytest.mark.filterwarnings("ignore:violation_budget = .* feasible:UserWarning")  # designs without one
 @pytest.mark.parametrize("given", [False, True])
 def test_design_results_told_without_an_ask_count_as_design_points(given):
     """Results already on disk: telling design points that were not asked records them as the design
@@ -818,6 +819,7 @@ def test_the_new_options_are_part_of_the_study_identity(tmp_path, change, match)
 
 
 # ------------------------------------------------------------------- what the violation budget charges
+@pytest.mark.filterwarnings("ignore:violation_budget = .* feasible:UserWarning")  # designs without one
 def test_sobol_points_past_the_design_are_charged_to_the_violation_budget():
     """The Sobol points asked while no result is in, beyond the ``n_init`` design (``n_init=0``; a design
     whose every evaluation failed; ``ask(k)`` with k > n_init before any tell), were labelled as design
@@ -936,3 +938,31 @@ def test_constraints_told_as_violation_amounts_warn_once():
     c = np.array([[0.0, 0.5, 0.0], [0.0, -0.1, 1.0], [0.2, 0.3, 2.0]])
     assert violation_amounts(c) == [0]  # 1 has a negative value, 2 a single zero
     assert violation_amounts(np.zeros((4, 1))) == []  # all zero: nothing violated, nothing to say
+
+
+def test_a_violation_budget_without_a_feasible_result_warns_once():
+    """Until a feasible point is known, pcei's search for one may violate whatever the budget (the
+    documented limit of budgets on designs without a feasible point): the first model-based ask says so
+    once; a feasible result in the design, or no budget, says nothing."""
+
+    def corner(x):  # feasible on 0.5% of the box: no point of the 6-point design
+        return float(x[0] + x[1]), [float(1.9 - x[0] - x[1])]
+
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="pcei", budget=10, seed=0, violation_budget=0, **FAST)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        run(opt, 8, corner)
+    notes = [str(w.message) for w in seen if "none of the" in str(w.message)]
+    assert notes == [
+        "violation_budget = [0.0], but none of the 6 results is feasible: until one is, each ask searches "
+        "for a feasible point and may violate, whatever the budget (a known-feasible point told before "
+        "the first ask, or passed in initial_design=, lets the budget be kept from the start)."
+    ]
+    assert [w.filename for w in seen if "none of the" in str(w.message)] == [__file__]
+    for budget in (0, None):  # a feasible design point (problem: x0 + x1 <= 1), or no budget
+        opt = ckb.Optimizer(
+            [0, 0], [1, 1], m=1, policy="pcei", budget=8, seed=0, violation_budget=budget, **FAST
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            run(opt, 7, problem if budget == 0 else corner)

@@ -179,6 +179,7 @@ from ckb.optimizer.study import (
     violation_spent,
 )
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
+from ckb.violation import feasible_rows
 
 __all__ = ["BotorchNotInstalledError", "BudgetExhaustedError", "NumericsError", "Optimizer", "policy_units"]
 
@@ -840,6 +841,7 @@ class Optimizer:
             fit_log, failures = ctx["models"].warnings, ctx["models"].failures
             self._check_numerics("fitting the GPs", failures + fit_log)
             self._note_violation_amounts(trials)
+            self._note_budget_before_feasible(trials)
         unit = {
             s: [self.space.to_unit(t["x"]) for t in trials if t["state"] == s] for s in ("pending", "failed")
         }
@@ -915,6 +917,25 @@ class Optimizer:
                 f"{which}, as a violation amount max(g, 0) has: flat wherever the constraint holds, so "
                 "the models cannot see the boundary from the feasible side. Tell the signed value g "
                 "(negative inside) if the system has it.",
+                UserWarning,
+                stacklevel=_outside_ckb(),
+            )
+
+    def _note_budget_before_feasible(self, trials: list[dict]) -> None:
+        """Warn once per optimizer when a violation budget meets a study with no feasible result: the
+        search for a first feasible point cannot be certified by any feasible point's neighbourhood."""
+        if getattr(self, "_noted_infeasible", False) or self.violation_budget is None or self.m == 0:
+            return
+        if not type(self.policy).reads_violation_budget:
+            return
+        _, _, c = complete_arrays(trials)
+        if len(c) and not np.any(feasible_rows(c)):
+            self._noted_infeasible = True
+            none = "the one result is not" if len(c) == 1 else f"none of the {len(c)} results is"
+            warnings.warn(
+                f"violation_budget = {short_repr(self.violation_budget)}, but {none} feasible: until one is, each ask searches for a feasible point and may violate, "
+                "whatever the budget (a known-feasible point told before the first ask, or passed in "
+                "initial_design=, lets the budget be kept from the start).",
                 UserWarning,
                 stacklevel=_outside_ckb(),
             )
