@@ -324,3 +324,16 @@ def test_an_enqueued_value_outside_its_range_is_left_out_of_the_model(caplog):
     data = _Data(study.trials, _Space({"x": FloatDistribution(0.0, 1.0)}), True, -1, None, 4)
     assert data.outside == [(0, "x = 5.0 (range [0, 1])")]
     assert data.numbers == [1, 2, 3, 4, 5, 6] and np.all((data.X >= 0) & (data.X <= 1))
+
+
+def test_constraints_told_as_violation_amounts_are_named_once(caplog):
+    """As ckb.Optimizer: a constraints_func returning max(g, 0) gets one warning per study."""
+    study = _study(constraints_func=lambda t: [max(t.user_attrs["g"][0], 0.0)])
+    with caplog.at_level(logging.WARNING, logger="ckb.integrations.optuna"):
+        study.optimize(_objective, n_trials=7)
+    notes = [r.getMessage() for r in caplog.records if "max(g, 0)" in r.getMessage()]
+    assert len(notes) == 1 and notes[0].startswith("CKBSampler: constraint 0 has only values >= 0 (")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="ckb.integrations.optuna"):
+        _study().optimize(_objective, n_trials=6)  # signed values
+    assert not [r for r in caplog.records if "max(g, 0)" in r.getMessage()]

@@ -191,7 +191,7 @@ from ckb.optimizer.core import (
     resumed_transform,
     units_transform,
 )
-from ckb.optimizer.models import UNITS_VERSION, OutcomeUnits
+from ckb.optimizer.models import UNITS_VERSION, OutcomeUnits, violation_amounts_note
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
@@ -756,8 +756,14 @@ class CKBSampler(BaseSampler):
         key = zlib.crc32(param_name.encode())
         return _independent_value(param_distribution, np.random.default_rng([self.seed, trial.number, key]))
 
-    def _note_outside(self, study, data: _Data) -> None:
-        """Warn once per trial that its result is left out of the model for a value outside its range."""
+    def _note_data(self, study, data: _Data) -> None:
+        """Warn once per trial that its result is left out of the model for a value outside its range,
+        and once per study when a constraint looks told as a violation amount (as ckb.Optimizer does)."""
+        key = (id(study._storage), study._study_id, "amounts")
+        note = None if key in self._warned else violation_amounts_note(data.c)
+        if note is not None:
+            self._warned.add(key)
+            _logger.warning(f"CKBSampler: {note}")
         for number, far in data.outside:
             key = (id(study._storage), study._study_id, "outside", number)
             if key not in self._warned:
@@ -1016,7 +1022,7 @@ class CKBSampler(BaseSampler):
             n_startup = self._design_size(study, space.d)
             design = self._design(space.d, space)
             data = _Data(trials, space, minimize, trial.number, design, n_startup, self._late(study))
-            self._note_outside(study, data)
+            self._note_data(study, data)
             if data.m == 0 and data.unusable and not data.complete:
                 raise data.no_result(trial.number)
             if data.m == 0:

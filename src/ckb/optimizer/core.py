@@ -164,7 +164,7 @@ from ckb.optimizer.models import (
     capture_warnings,
     first_distinct,
     stored_transform,
-    violation_amounts,
+    violation_amounts_note,
 )
 from ckb.optimizer.space import Space, nearest_unused
 from ckb.optimizer.space import initial_design as sobol_design
@@ -904,22 +904,10 @@ class Optimizer:
         (:func:`ckb.optimizer.models.violation_amounts`)."""
         if getattr(self, "_noted_amounts", False) or self.m == 0:
             return
-        _, _, c = complete_arrays(trials)
-        flat = violation_amounts(c) if len(c) else []
-        if flat:
+        note = violation_amounts_note(complete_arrays(trials)[2])
+        if note is not None:
             self._noted_amounts = True
-            which = "; ".join(
-                f"constraint {j} has only values >= 0 ({int(np.sum(c[:, j] == 0.0))} of the {len(c)} "
-                "results exactly 0)"
-                for j in flat
-            )
-            warnings.warn(
-                f"{which}, as a violation amount max(g, 0) has: flat wherever the constraint holds, so "
-                "the models cannot see the boundary from the feasible side. Tell the signed value g "
-                "(negative inside) if the system has it.",
-                UserWarning,
-                stacklevel=_outside_ckb(),
-            )
+            warnings.warn(note, UserWarning, stacklevel=_outside_ckb())
 
     def _note_budget_before_feasible(self, trials: list[dict]) -> None:
         """Warn once per optimizer when a violation budget meets a study with no feasible result: the

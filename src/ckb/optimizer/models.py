@@ -382,6 +382,23 @@ def violation_amounts(c: Any) -> list[int]:
     ]
 
 
+def violation_amounts_note(c: Any) -> str | None:
+    """The warning for constraints told as violation amounts (:func:`violation_amounts`), or None."""
+    c = np.asarray(c, dtype=float)
+    flat = violation_amounts(c) if len(c) else []
+    if not flat:
+        return None
+    which = "; ".join(
+        f"constraint {j} has only values >= 0 ({int(np.sum(c[:, j] == 0.0))} of the {len(c)} results exactly 0)"
+        for j in flat
+    )
+    return (
+        f"{which}, as a violation amount max(g, 0) has: flat wherever the constraint holds, so the models "
+        "cannot see the boundary from the feasible side. Tell the signed value g (negative inside) if the "
+        "system has it."
+    )
+
+
 def _spans_decades(y: np.ndarray, minimize: bool) -> bool:
     """Whether a minimized objective's observed values are all finite and positive, at least three, and
     span more than :data:`LOG_OBJECTIVE_SPAN` (the ``"auto-log"`` choice's test)."""
