@@ -151,6 +151,10 @@ def spec_cmd(name: Annotated[str, typer.Argument(help="A shipped experiment name
             from ckb.experiments import load_spec
 
             load_spec(name)  # raises with suggestions
+            raise CKBError(
+                f"ckb spec prints a shipped spec (see ckb list); {name!r} is a spec file already: edit it, "
+                f"and run it with ckb experiment {name}."
+            )
         typer.echo(specs[name].read_text(), nl=False)
     except CKBError as exc:
         _fail(exc)
@@ -172,7 +176,13 @@ def experiment_cmd(
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", "-s", help="Base seed (default: the spec's).")] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Output directory (default: runs/NAME).")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output directory (default: runs/NAME; with one --beta-scale S runs/NAME-beta-scale-S, "
+            "with a list runs/NAME-beta-sweep).",
+        ),
     ] = None,
     executor: Annotated[
         str,
@@ -195,7 +205,7 @@ def experiment_cmd(
             "--set", help="Override a spec field, e.g. --set algorithms.igp-ucb.beta_scale=0.5 (repeatable)."
         ),
     ] = None,
-    plots: Annotated[bool, typer.Option(help="Write PNG plots.")] = True,
+    plots: Annotated[bool, typer.Option(help="Write PNG plots (a --beta-scale list writes none).")] = True,
     beta_scale: Annotated[
         str | None,
         typer.Option(
@@ -253,6 +263,9 @@ def _experiment(
             raise CKBError(f"--address {address} needs --executor ray (got --executor {executor}).")
         check_executor(executor, address=address)
         scales = _parse_scales(beta_scale)
+        both = [i for i in set_ or [] if i.split("=", 1)[0].strip().split(".")[-1] == "beta_scale"]
+        if scales is not None and both:
+            raise CKBError(f"--beta-scale {beta_scale} and --set {both[0]} both set a beta scale; give one.")
         spec = load_spec(name).with_overrides(trials=trials, horizon=horizon, seed=seed, sets=set_ or [])
         if scales is not None and len(scales) > 1:
             from ckb.experiments.run import check_beta_scale_sweep
@@ -265,6 +278,10 @@ def _experiment(
 
                 spec = with_beta_scale(spec, scales[0])
             spec.check_size()
+            if out is None and scales is not None:  # beside the spec's own run, not in its folder
+                out = default_out(name, spec).with_name(
+                    f"{default_out(name, spec).name}-beta-scale-{scales[0]:g}"
+                )
             out = out or default_out(name, spec)
             check_output_dir(out)
             spec.validate()  # a bad spec is named first, whatever the folder holds
@@ -429,7 +446,7 @@ def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=Non
     for h in ("algorithm", "scale", "N mean", "N median", "V(T)", "sum [g]+", "R(T)"):
         table.add_column(escape(h), justify="left" if h == "algorithm" else "right")
     for alg, row in result["algorithms"].items():
-        for k, s in enumerate(scales):
+        for k, s in enumerate(result["scales"]):  # with an earlier sweep's scales in the same folder
             table.add_row(
                 escape(alg),
                 f"{s:g}",
@@ -440,7 +457,21 @@ def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=Non
                 f"{row['regret'][k]:.4g}",
             )
     console.print(table)
+    unscaled = _unscaled(spec)
+    if unscaled:
+        console.print(escape(f"({', '.join(unscaled)}: no beta_scale parameter, the same at every scale)"))
     console.print(f"{time.perf_counter() - start:.1f} s. Table: {out / 'beta_scale_sweep.json'}")
+
+
+def _unscaled(spec) -> list[str]:
+    """The labels of ``spec``'s algorithms whose policy takes no ``beta_scale``."""
+    from ckb.policies import POLICIES, init_parameters
+
+    return [
+        label
+        for label, (policy, _) in spec.algorithms.items()
+        if "beta_scale" not in init_parameters(POLICIES.get(policy))
+    ]
 
 
 app.command("reproduce")(reproduce_command)  # ckb reproduce PAPER (cli_reproduce.py)

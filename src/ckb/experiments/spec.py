@@ -40,6 +40,7 @@ A bad spec raises :class:`~ckb.errors.SpecError` naming the bad field (and the c
 
 from __future__ import annotations
 
+import math
 import tomllib
 import warnings
 from dataclasses import dataclass, field
@@ -103,8 +104,10 @@ class ExperimentSpec(SpecBase):
         tables = algorithm_tables(raw, where, hint=" with a 'policy' key")
         algs = {label: (body.pop("policy", label), body) for label, body in tables.items()}
         scale = raw.get("beta_scale")
-        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or scale < 0):
-            raise SpecError(f"field 'beta_scale'{where} must be a number >= 0, got {scale!r}.")
+        if scale is not None and (
+            isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 <= scale < math.inf
+        ):
+            raise SpecError(f"field 'beta_scale'{where} must be a finite number >= 0, got {scale!r}.")
         return {
             "beta_scale": None if scale is None else float(scale),
             "problem": pname,

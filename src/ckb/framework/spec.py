@@ -311,9 +311,13 @@ def overridden(spec, trials, horizon, seed, sets, example: str):
     ``--seed`` (None: unchanged) and ``--set`` overrides, validated again by its ``from_dict``; with
     ``--set``, errors name the source as ``FILE with --set`` (the bad value may be the override's)."""
     raw = spec.to_dict()
+    flags = {"trials": "--trials", "horizon": "--horizon", "seed": "--seed"}
     for key, val in (("trials", trials), ("horizon", horizon), ("seed", seed)):
         if val is not None:
             raw[key] = val
+            twice = [item for item in sets if item.split("=", 1)[0].strip() == key]
+            if twice:
+                raise SpecError(f"{flags[key]} {val} and --set {twice[0]} both set {key!r}; give it once.")
     apply_sets(raw, sets, example)
     source = spec.source
     if sets and " with --set" not in source:
