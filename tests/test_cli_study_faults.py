@@ -312,3 +312,13 @@ def test_a_closed_stdout_ends_quietly_and_the_plot_is_written(tmp_path, command)
     err = p.stderr.read()
     assert p.wait(timeout=300) == PIPE_CLOSED and err == b"", err
     assert plot.exists() == (command == "show")
+
+
+def test_an_export_onto_a_folder_is_named_as_a_folder(tmp_path):
+    """Before: ``could not write 'adir': [Errno 21] Is a directory: '.adir.uppcod75.tmp' -> 'adir'``, the
+    temporary file's name in the message. (``--plot adir`` writes ``adir.png``, matplotlib's rule.)"""
+    path = _store(tmp_path / "s.db", "pump")
+    (tmp_path / "adir").mkdir()
+    res = runner.invoke(study_app, ["export", str(path), "pump", "--out", str(tmp_path / "adir")], env=WIDE)
+    _one_line_error(res, "adir' is a folder; expected a file path; nothing was written.")
+    assert ".tmp" not in res.output and list((tmp_path / "adir").iterdir()) == []

@@ -295,6 +295,8 @@ def _not_foreign(out: Path, csv_export: bool = False) -> None:
                     "file path; nothing was written."
                 )
             )
+        if out.is_dir():
+            _fail(DataFileError(f"{str(out)!r} is a folder; expected a file path; nothing was written."))
         if not out.is_file():
             return
         with out.open("rb") as fh:
