@@ -75,3 +75,25 @@ def test_one_beta_scale_runs_beside_the_plain_run(tmp_path, monkeypatch):
         "gpucb-synthetic",
         "gpucb-synthetic-beta-scale-1",
     ]
+
+
+def test_ckb_spec_into_a_full_device_is_one_line():
+    """``ckb spec NAME > /dev/full`` was a 30-line OSError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    with open("/dev/full", "w") as full:
+        res = subprocess.run(
+            [sys.executable, "-m", "ckb.cli", "spec", "gpucb-synthetic"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert res.returncode == 2
+    assert res.stderr.strip() == "error: cannot write the spec to standard output: No space left on device."

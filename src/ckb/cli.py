@@ -23,7 +23,7 @@ from rich.table import Table
 from ckb.cli_errors import err, one_line_warnings
 from ckb.cli_errors import fail as _fail
 from ckb.cli_reproduce import reproduce_command
-from ckb.cli_study import study_app
+from ckb.cli_study import _pipe_closed, _quiet_stdout, study_app
 from ckb.errors import CKBError
 
 app = typer.Typer(
@@ -155,9 +155,16 @@ def spec_cmd(name: Annotated[str, typer.Argument(help="A shipped experiment name
                 f"ckb spec prints a shipped spec (see ckb list); {name!r} is a spec file already: edit it, "
                 f"and run it with ckb experiment {name}."
             )
-        typer.echo(specs[name].read_text(), nl=False)
+        text = specs[name].read_text()
     except CKBError as exc:
         _fail(exc)
+    try:
+        typer.echo(text, nl=False)
+    except BrokenPipeError:  # | head: the reader has what it wanted
+        _pipe_closed()
+    except OSError as exc:  # > /dev/full, a closed terminal
+        _quiet_stdout()
+        _fail(CKBError(f"cannot write the spec to standard output: {exc.strerror or exc}."))
 
 
 @app.command("experiment")

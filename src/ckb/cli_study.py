@@ -73,13 +73,18 @@ study_app = typer.Typer(
 PIPE_CLOSED = 141
 
 
-def _pipe_closed() -> NoReturn:
-    """stdout was closed by its reader: point it at /dev/null (so Python's last flush is quiet too) and
-    exit with :data:`PIPE_CLOSED`, nothing on stderr."""
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's last flush of what could not be written is quiet."""
     try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):  # no real file descriptor (a test's captured stdout)
         pass
+
+
+def _pipe_closed() -> NoReturn:
+    """stdout was closed by its reader: quiet it (:func:`_quiet_stdout`) and exit with
+    :data:`PIPE_CLOSED`, nothing on stderr."""
+    _quiet_stdout()
     raise typer.Exit(PIPE_CLOSED)
 
 
