@@ -90,8 +90,8 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None, shape:
         if not arr.ndim:  # one number: no entry to point at
             raise InvalidInputError(f"{name} must be finite, got {float(arr)!r}.")
         bad = np.argwhere(~np.isfinite(arr))[0]
-        where = tuple(int(i) for i in bad)
-        raise InvalidInputError(f"{name} must be finite, but entry {where} is {arr[tuple(bad)]!r}.")
+        where = ", ".join(str(int(i)) for i in bad)
+        raise InvalidInputError(f"{name} must be finite, but entry [{where}] is {float(arr[tuple(bad)])!r}.")
     return arr
 
 
@@ -99,6 +99,8 @@ def as_real_array(value: Any, name: str, expected: str = "hold real numbers") ->
     """``value`` as a float array if it holds real numbers only (no strings, booleans, complex numbers or
     None; an integer too large for a float is named), else an error naming it."""
     what = f"{name} must {expected}"
+    if hasattr(value, "detach") and hasattr(value, "requires_grad"):  # a torch tensor, maybe with grad
+        value = value.detach().cpu()
     try:
         raw = np.asarray(value)
         if raw.dtype.kind == "O":

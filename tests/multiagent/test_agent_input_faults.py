@@ -62,4 +62,4 @@ def test_a_backend_that_is_not_a_name_is_one_line():
 
 def test_a_number_that_is_not_finite_is_named_without_an_entry():
     _raises(lambda: check_finite_array(float("nan"), "lam1"), r"^lam1 must be finite, got nan\.$")
-    _raises(lambda: check_finite_array([1.0, np.inf], "x"), r"x must be finite, but entry \(1,\) is")
+    _raises(lambda: check_finite_array([1.0, np.inf], "x"), r"x must be finite, but entry \[1\] is")

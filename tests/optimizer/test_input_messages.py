@@ -60,3 +60,20 @@ def test_a_repeated_design_point_told_again_is_that_design_point_without_a_warni
 def test_a_budget_of_minus_zero_is_zero(tmp_path):
     opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, violation_budget=-0.0)
     assert str(opt.metrics()["violation_budget"]) == "[0.0]"
+
+
+def test_torch_tensors_with_grad_nested_constraints_and_nan_bounds():
+    """A probe of odd inputs: a tensor with requires_grad was torch's RuntimeError ("Can't call numpy()
+    on Tensor that requires grad"); [[0.1]] for one constraint was flattened silently; a NaN bound read
+    "entry (0,) is np.float64(nan)"."""
+    torch = pytest.importorskip("torch")
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, budget=8, n_init=3, seed=0)
+    x = opt.ask()
+    with pytest.raises(InvalidInputError) as err:
+        opt.tell(x, 1.0, [[0.1]])
+    assert str(err.value) == "expected m = 1 constraint value(s) as a flat list, got shape (1, 1): [[0.1]]."
+    assert opt.tell(torch.tensor(x, requires_grad=True), torch.tensor(1.0, requires_grad=True), [0.1]) == 0
+    np.testing.assert_array_equal(opt.history()[0]["x"], x)
+    with pytest.raises(InvalidInputError) as err:
+        ckb.Optimizer([0, float("nan")], [1, 1], m=1, budget=8)
+    assert "entry [1] is nan." in str(err.value) and "np.float64" not in str(err.value)

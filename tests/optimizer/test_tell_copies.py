@@ -10,6 +10,8 @@ import pytest
 
 import ckb
 
+FAST = {"num_restarts": 2, "raw_samples": 32, "maxiter": 20}
+
 
 def _quiet_tell(opt, x, y, g):
     with warnings.catch_warnings():
@@ -54,3 +56,25 @@ def test_a_point_near_a_pending_one_but_not_it_is_new_and_said():
     with pytest.warns(UserWarning, match=r"from pending trial 0 but not that point.*trial=0"):
         number = opt.tell(x + np.array([1e-3, 0.0]), 1.0, [0.5])
     assert number == 1 and [p["trial"] for p in opt.pending()] == [0]
+
+
+def test_in_a_box_narrow_next_to_its_distance_from_0_each_result_goes_to_its_own_trial():
+    """A probe found the band relative to |x| covering a tenth of [1e6, 1e6 + 10] (all of [1000,
+    1000.001]): results of ask(4) told in reverse order were stored against other trials' points, a
+    user's point before any ask was replaced by a design point, and a point 30% of the width outside the
+    box answered a pending trial."""
+    opt = ckb.Optimizer([1e6], [1e6 + 10], m=1, budget=12, n_init=4, seed=0, **FAST)
+    for _ in range(4):
+        x = opt.ask()
+        _quiet_tell(opt, x, float(np.sin(x[0] * 50)), [float(np.cos(x[0] * 37))])
+    X = opt.ask(4)
+    assert np.min(np.abs(np.diff(np.sort(X[:, 0])))) < 1.0  # within the old band of each other
+    for x in X[::-1]:  # workers finish in another order
+        _quiet_tell(opt, x, float(x[0]), [0.0])  # objective: the x evaluated
+    assert all(h["x"][0] == h["objective"] for h in opt.history()[4:])
+    opt = ckb.Optimizer([1000], [1000.001], m=1, budget=12, n_init=4, seed=0)
+    _quiet_tell(opt, [1000.0009], 5.0, [-1.0])
+    assert opt.history()[0]["x"].tolist() == [1000.0009] and opt.history()[0]["source"] == "user"
+    opt.ask()
+    with pytest.raises(ckb.errors.OutOfDomainError):
+        opt.tell([1000.0013], 1.0, [0.0])

@@ -205,7 +205,7 @@ def test_bad_points_get_clear_errors(name):
         spec.g(np.ones(d + 1))
     bad = np.ones((3, d))
     bad[1, 0] = np.nan
-    with pytest.raises(InvalidInputError, match=r"must be finite, but entry \(1, 0\) is .*nan"):
+    with pytest.raises(InvalidInputError, match=r"must be finite, but entry \[1, 0\] is .*nan"):
         spec.g(bad)
 
 

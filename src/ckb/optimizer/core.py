@@ -236,16 +236,29 @@ _MATCH_TOL = 1e-9
 #: a told point answers a pending trial (or is a design point not yet asked) when each coordinate is
 #: within this many times (box width + |coordinate|) of it: a float32 copy (relative error 6e-8) or a
 #: copy rounded to 6 or more significant digits is the point that was asked (at 1e-9 it was recorded as
-#: a new user trial, the asked one left pending for good and a design point charged to the budget)
+#: a new user trial, the asked one left pending for good and a design point charged to the budget) --
+#: but never farther than _NEAR_TOL of the box width: in a box narrow next to its distance from 0
+#: ([1e6, 1e6 + 10]) a band relative to |coordinate| covered other points of the box, and results were
+#: stored against other trials' points
 _ANSWER_TOL = 1e-6
 #: a told point this close (relative to the box width) to a pending trial but not within _ANSWER_TOL of
 #: it is recorded as new, with a warning naming the trial
 _NEAR_TOL = 1e-3
 
 
-def _answers(asked: np.ndarray, x: np.ndarray, width: np.ndarray) -> bool:
-    """Whether the told ``x`` is the point ``asked`` up to a float32 copy or a rounding (``_ANSWER_TOL``)."""
-    return bool(np.all(np.abs(asked - x) <= _ANSWER_TOL * (width + np.abs(asked))))
+def _answer_gap(asked: np.ndarray, x: np.ndarray, width: np.ndarray) -> float:
+    """How far the told ``x`` is from the point ``asked``, in units of the answering tolerance (the
+    largest over the coordinates; <= 1: ``x`` is ``asked``, up to a float32 copy or a rounding)."""
+    tol = np.minimum(_ANSWER_TOL * (width + np.abs(asked)), _NEAR_TOL * width)
+    return float(np.max(np.abs(asked - x) / tol))
+
+
+def _nearest_answered(points: list[tuple[int, np.ndarray]], x: np.ndarray, width: np.ndarray) -> int | None:
+    """Of ``(key, point)`` pairs, the key of the point that ``x`` answers (:func:`_answer_gap` <= 1), the nearest
+    if several do (the first of equals), or None."""
+    gaps = [(_answer_gap(p, x, width), i) for i, (_, p) in enumerate(points)]
+    gap, i = min(gaps, default=(np.inf, -1))
+    return points[i][0] if gap <= 1.0 else None
 
 
 #: the version of an optimizer study's spec this ckb writes, and those it reads: 1 (the first release:
@@ -958,14 +971,12 @@ class Optimizer:
 
     def _design_match(self, x: np.ndarray, trials: list[dict]) -> int | None:
         """The index of a design point not yet asked or told that ``x`` is (up to a float32 copy or a
-        rounding: ``_ANSWER_TOL``), or None."""
+        rounding: :func:`_answer_gap`; the nearest if several are), or None."""
         used = {
             int(t["info"]["design_index"]) for t in trials if is_design(t) and "design_index" in t["info"]
         }
-        for i, p in enumerate(self._design()):
-            if i not in used and _answers(p, x, self.space.width):
-                return i
-        return None
+        free = [(i, p) for i, p in enumerate(self._design()) if i not in used]
+        return _nearest_answered(free, x, self.space.width)
 
     def units(self, trials: list[dict] | None = None) -> OutcomeUnits:
         """The outcome units fitted on the complete trials (default: the study's now)."""
@@ -1095,7 +1106,12 @@ class Optimizer:
             raise InvalidInputError(
                 f"tell needs m = {self.m} constraint value(s) (feasible where <= 0), got None."
             )
-        c = np.atleast_1d(as_real_array(constraints, "constraints")).reshape(-1)
+        c = np.atleast_1d(as_real_array(constraints, "constraints"))
+        if c.ndim > 1:  # [[0.1]]: a nested list is a mistake to name, not a value to flatten
+            raise InvalidInputError(
+                f"expected m = {self.m} constraint value(s) as a flat list, got shape {c.shape}: "
+                f"{short_repr(np.asarray(constraints).tolist())}."
+            )
         if c.shape != (self.m,):
             raise InvalidInputError(
                 f"expected m = {self.m} constraint value(s), got {c.size}: {np.asarray(constraints).tolist()}."
@@ -1123,16 +1139,14 @@ class Optimizer:
                 )
             return int(x)
         raw = self.space.as_point(x)  # shape and finiteness: a copy a few ulps outside the box still answers
-        for t in trials:
-            if t["state"] == "pending" and _answers(t["x"], raw, self.space.width):
-                return int(t["number"])
+        pending = [(int(t["number"]), t["x"]) for t in trials if t["state"] == "pending"]
+        number = _nearest_answered(pending, raw, self.space.width)  # the nearest: ask(k)'s in any order
+        if number is not None:
+            return number
         x = self.space.check_point(x)
-        gaps = [
-            (float(np.max(np.abs(t["x"] - x) / self.space.width)), t["number"])
-            for t in trials
-            if t["state"] == "pending"
-        ]
-        if gaps and min(gaps)[0] <= _NEAR_TOL:
+        gaps = [(float(np.max(np.abs(p - x) / self.space.width)), n) for n, p in pending]
+        copy = any(np.all(np.abs(p - x) <= _ANSWER_TOL * (self.space.width + np.abs(p))) for _, p in pending)
+        if gaps and (min(gaps)[0] <= _NEAR_TOL or copy):
             warnings.warn(
                 f"x = {x.tolist()} is {min(gaps)[0]:.1e} of the box width from pending trial {min(gaps)[1]} "
                 "but not that point: it is recorded as a new trial (to answer the pending one, tell its point "
