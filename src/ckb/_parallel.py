@@ -36,11 +36,13 @@ of CPU (Python, Ray, ckb's imports).
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 import os
 import socket
 from typing import Any
 
-from ckb.errors import CKBError
+from ckb.errors import CKBError, InvalidInputError
 
 _BLAS_ENV = (
     "OMP_NUM_THREADS",
@@ -116,16 +118,10 @@ def probe_address(address: str, *, from_env: bool = False, timeout: float = 5.0)
     ``ray.init`` retries an unreachable address for minutes; a TCP connection attempt answers in at most
     ``timeout`` seconds. ``"auto"`` (resolved by Ray from this machine's running cluster) is not probed.
     """
-    target = address[len("ray://") :] if address.startswith("ray://") else address
-    if address == "auto" or "://" in target:
+    host, port = _address_parts(address, " (from RAY_ADDRESS)" if from_env else "")
+    if host is None:
         return
-    host, sep, port = target.rpartition(":")
-    host = host.strip("[]")  # [::1]:6379
     source = " (from RAY_ADDRESS)" if from_env else ""
-    if not sep or not host or not port.isdigit():
-        raise CKBError(
-            f"Ray address {address!r}{source} is not of the form host:port, ray://host:port or 'auto'."
-        )
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
@@ -134,6 +130,86 @@ def probe_address(address: str, *, from_env: bool = False, timeout: float = 5.0)
             f"Cannot reach the Ray cluster at {address!r}{source}: {exc}. Is a Ray head running there "
             "(`ray start --head` prints the address to use)?"
         ) from exc
+
+
+def _address_parts(address: str, source: str = "") -> tuple[str | None, str]:
+    """``(host, port)`` of a ``host:port`` / ``ray://host:port`` address, ``(None, "")`` for one Ray
+    resolves itself (``"auto"``, another scheme); else a :class:`CKBError` naming the form expected."""
+    target = address[len("ray://") :] if address.startswith("ray://") else address
+    if address == "auto" or "://" in target:
+        return None, ""
+    host, sep, port = target.rpartition(":")
+    host = host.strip("[]")  # [::1]:6379
+    if not sep or not host or not port.isdigit():
+        raise CKBError(
+            f"Ray address {address!r}{source} is not of the form host:port, ray://host:port or 'auto'."
+        )
+    return host, port
+
+
+#: the scheduling strategies Ray takes by name (others are objects of ``ray.util.scheduling_strategies``)
+SCHEDULING_STRATEGIES = ("DEFAULT", "SPREAD")
+
+
+def _real(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Real)
+
+
+def check_ray_options(options: dict[str, Any]) -> None:
+    """Check the values of Ray options without starting Ray: one line naming the option and what it takes.
+
+    The options of :class:`RaySession` (``address``, ``num_cpus``, ``runtime_env``) and of the multi-agent
+    ``RayBackend`` (``num_cpus_per_agent``, ``scheduling_strategy``); a key not listed here is not checked
+    (the callers check the names). ``None`` is each option's default, except for ``scheduling_strategy``.
+    """
+    address = options.get("address")
+    if address is not None:
+        if not isinstance(address, str) or not address.strip():
+            raise InvalidInputError(
+                f"address must be a Ray address such as 'host:6379', 'auto' or 'ray://host:10001', "
+                f"got {address!r:.60} ({type(address).__name__})."
+            )
+        if address.strip() != "local":
+            _address_parts(address.strip())
+    num_cpus = options.get("num_cpus")
+    if num_cpus is not None and (
+        not _real(num_cpus) or not math.isfinite(num_cpus) or num_cpus != int(num_cpus) or num_cpus < 1
+    ):
+        raise InvalidInputError(
+            f"num_cpus must be an integer >= 1 (the CPUs of a local Ray instance), got {num_cpus!r:.60} "
+            f"({type(num_cpus).__name__})."
+        )
+    per_agent = options.get("num_cpus_per_agent")
+    if per_agent is not None and (not _real(per_agent) or not math.isfinite(per_agent) or per_agent <= 0):
+        raise InvalidInputError(
+            f"num_cpus_per_agent must be a number > 0 or None, got {per_agent!r:.60} ({type(per_agent).__name__})."
+        )
+    runtime_env = options.get("runtime_env")
+    if runtime_env is not None and not isinstance(runtime_env, dict):
+        raise InvalidInputError(
+            "runtime_env must be a table of Ray runtime-environment settings (such as py_modules, pip, env_vars), "
+            f"got {runtime_env!r:.60} ({type(runtime_env).__name__})."
+        )
+    if "scheduling_strategy" in options:
+        strategy = options["scheduling_strategy"]
+        by_name = isinstance(strategy, str) and strategy in SCHEDULING_STRATEGIES
+        if not by_name and not type(strategy).__module__.startswith("ray.util.scheduling_strategies"):
+            raise InvalidInputError(
+                f"scheduling_strategy must be one of {', '.join(repr(s) for s in SCHEDULING_STRATEGIES)} "
+                f"(or a Ray scheduling-strategy object), got {strategy!r:.60} ({type(strategy).__name__})."
+            )
+
+
+def _start_advice(exc: BaseException) -> str:
+    """What to check when a local Ray instance does not start. Ray refuses a bad option value (such as a
+    malformed ``runtime_env``) with a TypeError, ValueError, AttributeError or KeyError before it touches
+    its temporary folder, so RAY_TMPDIR is named only for other errors (an OS error, a failed start-up)."""
+    text = str(exc)
+    tmp = os.environ.get("RAY_TMPDIR") or "/tmp/ray"
+    bad_value = isinstance(exc, (TypeError, ValueError, AttributeError, KeyError)) or "runtime_env" in text
+    if bad_value and not isinstance(exc, OSError) and tmp not in text and "RAY_TMPDIR" not in text:
+        return "Ray refused an option given to it: check runtime_env, or run without Ray."
+    return "Check RAY_TMPDIR (Ray writes its session files there, default /tmp/ray), or run without Ray."
 
 
 class RaySession:
@@ -160,13 +236,7 @@ class RaySession:
         runtime_env: dict[str, Any] | None = None,
         what: str = "Ray execution",
     ) -> None:
-        if address is not None and (not isinstance(address, str) or not address.strip()):
-            raise CKBError(
-                f"address must be a Ray address such as 'host:6379', 'auto' or 'ray://host:10001', "
-                f"got {address!r}."
-            )
-        if num_cpus is not None and (isinstance(num_cpus, bool) or int(num_cpus) != num_cpus or num_cpus < 1):
-            raise CKBError(f"num_cpus must be an integer >= 1, got {num_cpus!r}.")
+        check_ray_options({"address": address, "num_cpus": num_cpus, "runtime_env": runtime_env})
         self.address = address.strip() if address is not None else None
         self.num_cpus = None if num_cpus is None else int(num_cpus)
         self.runtime_env = runtime_env
@@ -205,8 +275,7 @@ class RaySession:
                 except Exception as exc:  # e.g. its temporary folder (RAY_TMPDIR) not writable
                     raise CKBError(
                         f"Cannot start a local Ray instance for {self.what}: {type(exc).__name__}: "
-                        f"{' '.join(str(exc).split())[:300]}. Check RAY_TMPDIR (Ray writes its session "
-                        "files there, default /tmp/ray), or run without Ray."
+                        f"{' '.join(str(exc).split())[:300]}. {_start_advice(exc)}"
                     ) from None
                 self.mode = "local"
             else:

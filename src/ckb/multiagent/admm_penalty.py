@@ -8,8 +8,9 @@ open): scaled-form ADMM for the sharing constraint :math:`\sum_i A_i x_i = b`, w
 
 - agent step: :math:`x_i^t = \arg\max_{x_i} \mathrm{EI}_i(x_i) - \frac Q2 \|A_i x_i - (z_i^{t-1} - u_i^{t-1})\|^2`
   over the grid, where :math:`\mathrm{EI}_i` is the minimization EI of agent ``i``'s own objective GP
-  against its best observed reading (taken as 0 before its first observation, so round 1 goes to the
-  target); then evaluate and update;
+  against its best observed reading; before its first observation there is no reading, the EI term is
+  left out and the agent maximizes the penalty term alone (round 1 goes to the grid point whose
+  :math:`A_i x_i` is nearest the target); then evaluate and update;
 - coordinator: :math:`v = a^t + u^{t-1}`, :math:`z^t = \Pi_{\{\sum_i z_i = b\}}(v)`, i.e.
   :math:`z_i^t = v_i - (\sum_k v_k - b)/N`, and :math:`u^t = u^{t-1} + a^t - z^t`; initially
   :math:`z_i^0 = b/N` (an equal share) and :math:`u^0 = 0`.

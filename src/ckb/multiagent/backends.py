@@ -97,12 +97,13 @@ class InProcessBackend:
 
 def _ray_factory(agent_cls: type, agent_kwargs: Sequence[dict], **options: Any) -> AgentBackend:
     try:
-        from ckb.multiagent.ray_backend import RayBackend
+        from ckb.multiagent.ray_backend import RayBackend, check_ray_backend_options
     except ImportError as exc:  # ray itself missing, or the backend module not installed
         raise ImportError(
             "The 'ray' backend needs Ray: install it with `pip install -e '.[ray]'` in your ckb checkout (or `pip install ray`)."
             f" ({exc})"
         ) from exc
+    check_ray_backend_options(options)
     return RayBackend(agent_cls, agent_kwargs, **options)
 
 

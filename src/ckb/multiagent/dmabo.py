@@ -264,18 +264,13 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
     mode = check_mode_params(params)
     m, l = problem.m, problem.l
     if mode == "practical":
-        eta = params.get("eta", "1/sqrt(T)")
-        eta = (
-            1.0 / math.sqrt(T)
-            if isinstance(eta, str) and eta == "1/sqrt(T)"
-            else check_scalar(eta, "eta", low=0.0, low_inclusive=False, high=MAX_MAGNITUDE)
-        )
+        eta = _practical_eta(params.get("eta", "1/sqrt(T)"), T)
         if "eps_scale" in params and "eps" in params:
             raise InvalidInputError("give either eps or eps_scale, not both.")
         if "eps_scale" in params:
             eps = check_scalar(params["eps_scale"], "eps_scale", low=0.0, high=MAX_MAGNITUDE) / math.sqrt(T)
         else:
-            eps = check_scalar(params.get("eps", 0.0), "eps", low=0.0, high=MAX_MAGNITUDE)
+            eps = _practical_eps(params.get("eps", 0.0))
         lam1 = _initial_dual(params.get("lam1", 0.0), "lam1", "m", m)
         if np.any(lam1 < 0):
             raise InvalidInputError(f"lam1 must be >= 0 elementwise, got {lam1.tolist()}.")
@@ -333,6 +328,28 @@ def dmabo_parameters(params: dict[str, Any], T: int, problem, models: list) -> d
 
 #: Parameters that only one mode reads; given in the other mode they would be silently ignored.
 _MODE_ONLY = {"practical": ("eta", "eps_scale", "lam1", "mu1"), "theory": ("eps_cap",)}
+
+
+def _practical_eta(value: Any, T: int) -> float:
+    """Practical mode's step size: a number > 0, or the string ``"1/sqrt(T)"`` (the default)."""
+    if isinstance(value, str):
+        if value == "1/sqrt(T)":
+            return 1.0 / math.sqrt(T)
+        raise InvalidInputError(
+            f"eta must be a number > 0 or the string '1/sqrt(T)' (the default, exactly so written), got "
+            f"{short_repr(value, 40)}."
+        )
+    return check_scalar(value, "eta", low=0.0, low_inclusive=False, high=MAX_MAGNITUDE)
+
+
+def _practical_eps(value: Any) -> float:
+    """Practical mode's constraint tightening: a number >= 0 (``"eps1"``/``"eps2"`` are theory mode's)."""
+    if isinstance(value, str) and value in ("eps1", "eps2"):
+        raise InvalidInputError(
+            f"eps = {value!r} is a rule of mode = 'theory'; set mode = 'theory', or give eps as a number "
+            "(>= 0) in practical mode."
+        )
+    return check_scalar(value, "eps", low=0.0, high=MAX_MAGNITUDE)
 
 
 def check_mode_params(params: dict[str, Any]) -> str:

@@ -87,7 +87,10 @@ def agent_kwargs(
             model["values"] = {"f": problem.f[i], "g": problem.g[i]}
         else:
             if problem.kernel is None:
-                raise InvalidInputError(f"problem {problem.name!r} gives no kernel for the agents' GPs.")
+                raise InvalidInputError(
+                    f"problem {problem.name!r} gives no kernel for the agents' GPs (surrogate = 'gp', the "
+                    "default); set surrogate = 'oracle' (the agents read the true functions)."
+                )
             model.update(
                 kernel=dict(problem.kernel), noise=problem.gp_noise, gp_method=params.get("gp_method", "auto")
             )

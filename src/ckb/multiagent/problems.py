@@ -601,6 +601,27 @@ def _se_cholesky(grid: np.ndarray, ls: float, var: float, jitter: float) -> np.n
         ) from None
 
 
+#: A bound on the standard scores of ``gp-samples`` draws for :func:`_check_min_slater`: a draw beyond 40
+#: standard deviations has probability below 1e-300, so it never comes.
+_MAX_Z = 40.0
+
+
+def _check_min_slater(min_slater: Any, m: int, N: int, var: float, jitter: float) -> float:
+    """``min_slater`` (a margin >= 0), refused before any draw when the variance scale cannot give it: the
+    Slater margin of an instance is at most ``sum_i max |g_ij|``, and each value of ``g`` has standard
+    deviation ``sqrt(variance + jitter)``, so a margin above ``N * 40 * sqrt(variance + jitter)`` never
+    comes (before, 1000 draws ended in "lower min_slater")."""
+    min_slater = check_scalar(min_slater, "min_slater", low=0.0)
+    bound = N * _MAX_Z * math.sqrt(var + jitter)
+    if m and min_slater > bound:
+        raise InvalidInputError(
+            f"gp-samples cannot reach min_slater = {min_slater!r} with variance = {var!r}: the Slater margin "
+            f"is at most n_agents x the largest |g|, and a draw of g beyond 40 sqrt(variance + jitter) never "
+            f"comes, so the margin stays below {bound:.3g} here; raise variance or lower min_slater."
+        )
+    return min_slater
+
+
 @MULTIAGENT_PROBLEMS.register("gp-samples")
 def gp_samples(
     rng: np.random.Generator,
@@ -640,7 +661,7 @@ def gp_samples(
     ls = check_scalar(lengthscale, "lengthscale", low=0.0, low_inclusive=False)
     var = check_scalar(variance, "variance", low=0.0, low_inclusive=False)
     jitter = check_scalar(jitter, "jitter", low=0.0)
-    min_slater = check_scalar(min_slater, "min_slater", low=0.0)
+    min_slater = _check_min_slater(min_slater, m, N, var, jitter)
     max_tries = int(check_scalar(max_tries, "max_tries", low=1, integer=True))
     check_noise_scale(noise_std, "noise_std")
     check_gp_noise(gp_noise, {"type": "se", "lengthscale": ls, "variance": var})

@@ -29,11 +29,10 @@ Choices (nothing prescribes them):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from ckb._parallel import RaySession, explain_worker_error, pin_blas_threads
+from ckb._parallel import RaySession, check_ray_options, explain_worker_error, pin_blas_threads
 from ckb.errors import CKBError, InvalidInputError
 from ckb.multiagent.backends import _check_agent_kwargs, _check_call
 
@@ -78,6 +77,19 @@ def _cause(exc: BaseException) -> BaseException:
     return cause if isinstance(cause, BaseException) else exc
 
 
+def check_ray_backend_options(options: dict[str, Any]) -> None:
+    """Check the options of :class:`RayBackend` (``backend_options`` of a spec's label, the keywords of
+    ``make_backend("ray", ...)``) without starting Ray: known names (the closest suggested), then their
+    values (:func:`ckb._parallel.check_ray_options`); a one-line :class:`InvalidInputError` naming the bad
+    one."""
+    from ckb._validation import check_params
+
+    check_params(
+        RayBackend.__init__, options, "the 'ray' backend", skip=("self", "agent_cls", "agent_kwargs")
+    )
+    check_ray_options(options)
+
+
 class RayBackend:
     """N agents as N Ray actors (see the module docstring).
 
@@ -111,15 +123,9 @@ class RayBackend:
         runtime_env: dict[str, Any] | None = None,
     ) -> None:
         kwargs = _check_agent_kwargs(agent_cls, agent_kwargs)
-        if num_cpus_per_agent is not None and (
-            isinstance(num_cpus_per_agent, bool)
-            or not isinstance(num_cpus_per_agent, (int, float))
-            or not math.isfinite(num_cpus_per_agent)
-            or num_cpus_per_agent <= 0
-        ):
-            raise InvalidInputError(
-                f"num_cpus_per_agent must be a number > 0 or None, got {num_cpus_per_agent!r}."
-            )
+        check_ray_options(
+            {"num_cpus_per_agent": num_cpus_per_agent, "scheduling_strategy": scheduling_strategy}
+        )
         self.agent_cls = agent_cls
         self.n_agents = len(kwargs)
         self._actors: list[Any] = []

@@ -25,12 +25,26 @@ The common fields of every kind (:mod:`ckb.framework.spec`) and these of its own
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ckb._validation import did_you_mean
-from ckb.errors import CKBError, InvalidInputError, SpecError, UnknownNameError
+from ckb.errors import CKBError, SpecError, UnknownNameError
 from ckb.framework.spec import SpecBase, algorithm_tables, blamed, problem_table
+from ckb.runner.sweep import SweepWarning
+
+
+class HorizonWarning(SweepWarning):
+    """``--horizon`` leaves some labels at the ``horizon`` of their own table (one line, like the other
+    warnings of a run)."""
+
+
+def _short_list(items: list[str], most: int = 6) -> str:
+    """``items`` joined by commas, the ones past ``most`` counted instead of listed."""
+    more = f", and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
 
 #: per-label keys that are not method parameters
 _LABEL_KEYS = ("method", "horizon", "problem", "backend", "backend_options")
@@ -67,6 +81,12 @@ class MultiAgentSpec(SpecBase):
                     raise SpecError(
                         f"field 'algorithms.{label}.{key}'{where} must be a table, got {body[key]!r}."
                     )
+            if "name" in body.get("problem", {}):
+                raise SpecError(
+                    f"field 'algorithms.{label}.problem'{where} cannot set 'name' (got "
+                    f"{body['problem']['name']!r:.60}): a label's problem table only overrides parameters of "
+                    f"the spec's problem, [problem] name = {pname!r}; compare another problem in another spec."
+                )
             algs[label] = (method, body)
         if "relative_to" in report and report["relative_to"] not in algs:
             rel = report["relative_to"]
@@ -80,6 +100,30 @@ class MultiAgentSpec(SpecBase):
             "problem": {"name": self.problem, **self.problem_params},
             "algorithms": {k: {"method": m, **p} for k, (m, p) in self.algorithms.items()},
         }
+
+    def with_overrides(self, *, trials=None, horizon=None, seed=None, sets: list[str] = ()):
+        """:meth:`SpecBase.with_overrides`, plus: ``--horizon`` reaches only the labels without a
+        ``horizon`` of their own, so one that reaches none is refused (a :class:`SpecError`) and one that
+        leaves some labels at their own horizon is said so (a :class:`HorizonWarning`)."""
+        spec = super().with_overrides(trials=trials, horizon=horizon, seed=seed, sets=sets)
+        if horizon is None:
+            return spec
+        own = {label: body["horizon"] for label, (_, body) in spec.algorithms.items() if "horizon" in body}
+        if not own:
+            return spec
+        listed = _short_list([f"{label} (T = {h})" for label, h in own.items()])
+        if len(own) == len(spec.algorithms):
+            raise SpecError(
+                f"--horizon {horizon} reaches no algorithm{spec.where}: every algorithm sets its own horizon "
+                f"({listed}); set one with --set algorithms.LABEL.horizon=T."
+            )
+        warnings.warn(
+            f"--horizon {horizon} leaves {len(own)} algorithm(s) at their own horizon: {listed}; set theirs "
+            "with --set algorithms.LABEL.horizon=T.",
+            HorizonWarning,
+            stacklevel=2,
+        )
+        return spec
 
     # --------------------------------------------------------------- configs
     def label_settings(self, label: str) -> dict[str, Any]:
@@ -123,7 +167,7 @@ class MultiAgentSpec(SpecBase):
         ckb's own (a plugin's factory may raise a plain ``ValueError``) is given on one line with its type
         (:func:`ckb.framework.spec.blamed`)."""
         from ckb.multiagent.methods import METHODS, build_setup
-        from ckb.multiagent.problems import MULTIAGENT_PROBLEMS, make_multiagent_problem
+        from ckb.multiagent.problems import MULTIAGENT_PROBLEMS
 
         where = self.where
         try:
@@ -138,23 +182,49 @@ class MultiAgentSpec(SpecBase):
                 raise SpecError(f"field 'algorithms.{label}.method'{where}: {exc}") from None
             _check_backend(label, s["backend"], s["backend_options"], where)
             cfg = next(c for c in self.configs() if c.algorithm == label)
-            with blamed(
-                f"field 'problem'{where} (algorithm {label!r})",
-                f"multi-agent problem {self.problem!r} could not be built: ",
-            ):
-                problem = make_multiagent_problem(self.problem, cfg.rng(0), **s["problem_params"])
+            problem = self._trial_problem(label, cfg.rng(0))
             with blamed(f"field 'algorithms.{label}'{where}"):
                 setup = build_setup(s["method"], problem, s["method_params"], s["horizon"], self.seed, 0)
                 for kw in setup.agent_kwargs:
                     setup.agent_cls(**kw)
         return self
 
+    def _trial_problem(self, label: str, rng):
+        """Label ``label``'s problem instance drawn with ``rng``; an error blames the spec's ``[problem]``
+        table, or ``algorithms.LABEL.problem`` when the label's own overrides are involved (the
+        ``[problem]`` table alone builds, or fails otherwise)."""
+        import copy
+
+        from ckb.multiagent.problems import make_multiagent_problem
+
+        own = self.algorithms[label][1].get("problem", {})
+        failed = f"multi-agent problem {self.problem!r} could not be built: "
+
+        def build(params, field, gen):
+            with blamed(field, failed):
+                return make_multiagent_problem(self.problem, gen, **params)
+
+        base_field = f"field 'problem'{self.where}"
+        if not own:
+            return build(self.problem_params, base_field, rng)
+        own_field = f"field 'algorithms.{label}.problem'{self.where}"
+        spare = copy.deepcopy(rng)  # the same draws for the [problem] table alone
+        try:
+            return build({**self.problem_params, **own}, own_field, rng)
+        except SpecError as exc:
+            try:
+                build(self.problem_params, base_field, spare)
+            except SpecError as base:
+                if str(base).removeprefix(base_field) == str(exc).removeprefix(own_field):
+                    raise base from None
+            raise exc from None
+
 
 def _check_backend(label: str, backend: Any, options: dict[str, Any], where: str) -> None:
     """A label's ``backend`` is a known name and its ``backend_options`` are ones that backend takes
     (none for ``"inprocess"``; the keyword parameters of :class:`~ckb.multiagent.ray_backend.RayBackend`
-    for ``"ray"``), checked here so that a bad spec fails before anything runs."""
-    from ckb._validation import check_params
+    for ``"ray"``) with values it takes (without starting Ray), checked here so that a bad spec fails before
+    anything runs."""
     from ckb.multiagent.backends import check_backend_name
 
     try:
@@ -165,11 +235,9 @@ def _check_backend(label: str, backend: Any, options: dict[str, Any], where: str
     if backend == "inprocess" and options:
         raise SpecError(f"{field}: the 'inprocess' backend takes no options, got {sorted(options)}.")
     if backend == "ray":
-        from ckb.multiagent.ray_backend import RayBackend
+        from ckb.multiagent.ray_backend import check_ray_backend_options
 
         try:
-            check_params(
-                RayBackend.__init__, options, "the 'ray' backend", skip=("self", "agent_cls", "agent_kwargs")
-            )
-        except InvalidInputError as exc:
+            check_ray_backend_options(options)
+        except CKBError as exc:
             raise SpecError(f"{field}: {exc}") from None
