@@ -97,3 +97,16 @@ def test_ckb_spec_into_a_full_device_is_one_line():
         )
     assert res.returncode == 2
     assert res.stderr.strip() == "error: cannot write the spec to standard output: No space left on device."
+
+
+def test_a_narrow_terminal_folds_the_results_table_instead_of_cutting_it(tmp_path):
+    """dmabo-scaling's labels N8-T100 and N8-T1600 both read 'N8-T1…' at 80 columns, and numbers were cut
+    to '0.000…'."""
+    res = CliRunner().invoke(
+        app,
+        ["experiment", "gpucb-synthetic", "-n", "2", "-T", "30", "-o", str(tmp_path / "o"), "--no-plots"],
+        env={"COLUMNS": "60"},
+    )
+    assert res.exit_code == 0, res.output
+    table = res.output[res.output.index("┏") : res.output.index("┘")]
+    assert "…" not in table

@@ -82,10 +82,11 @@ def _print_table(t) -> None:
     """A :class:`ckb.framework.report.TextTable` as a rich table."""
     table = Table(title=escape(t.title))
     for k, h in enumerate(t.header):
+        # in a narrow terminal a cell folds onto more lines; it is not cut ("N8-T1…", "0.000…")
         if t.numeric:
-            table.add_column(escape(h), justify="left" if k == 0 else "right")
+            table.add_column(escape(h), justify="left" if k == 0 else "right", overflow="fold")
         else:
-            table.add_column(escape(h), style="bold" if k == 0 else None)
+            table.add_column(escape(h), style="bold" if k == 0 else None, overflow="fold")
     for row in t.rows:
         table.add_row(*(escape(c) for c in row))
     console.print(table)
