@@ -337,3 +337,19 @@ def test_constraints_told_as_violation_amounts_are_named_once(caplog):
     with caplog.at_level(logging.WARNING, logger="ckb.integrations.optuna"):
         _study().optimize(_objective, n_trials=6)  # signed values
     assert not [r for r in caplog.records if "max(g, 0)" in r.getMessage()]
+
+
+def test_a_range_wider_than_the_largest_float_is_named():
+    """suggest_float('p', -1e308, 1e308) ended in numpy's OverflowError ('high - low range exceeds valid
+    bounds'); ckb.Optimizer refuses such a box in one line, and so does the sampler now."""
+
+    def objective(trial):
+        trial.set_user_attr("g", [0.0])
+        return trial.suggest_float("p", -1e308, 1e308)
+
+    with pytest.raises(InvalidInputError) as err:
+        _study().optimize(objective, n_trials=2)
+    assert _one_line(err) == (
+        "CKBSampler cannot model parameter 'p' on [-1e+308, 1e+308]: its width is beyond the largest float; "
+        "rescale the parameter (e.g. in units of 1e300)."
+    )

@@ -232,6 +232,7 @@ class _Space:
                 raise InvalidInputError(
                     f"CKBSampler models float and int parameters; {name!r} is {type(dist).__name__}."
                 )
+            _check_width(name, dist)
             a, b = float(dist.low), float(dist.high)
             lo.append(math.log(a) if dist.log else a)
             hi.append(math.log(b) if dist.log else b)
@@ -308,9 +309,20 @@ def _to_value(dist: BaseDistribution, x: float) -> Any:
     return float(min(max(v, dist.low), dist.high))
 
 
-def _independent_value(dist: BaseDistribution, rng: np.random.Generator) -> Any:
+def _check_width(name: str, dist: BaseDistribution) -> None:
+    """A float or int parameter's range must be narrower than the largest float (as ckb.Optimizer's box)."""
+    if isinstance(dist, (FloatDistribution, IntDistribution)) and not dist.log:
+        if not math.isfinite(float(dist.high) - float(dist.low)):
+            raise InvalidInputError(
+                f"CKBSampler cannot model parameter {name!r} on [{dist.low:g}, {dist.high:g}]: its width is "
+                "beyond the largest float; rescale the parameter (e.g. in units of 1e300)."
+            )
+
+
+def _independent_value(dist: BaseDistribution, rng: np.random.Generator, name: str = "") -> Any:
     if isinstance(dist, CategoricalDistribution):
         return dist.choices[int(rng.integers(len(dist.choices)))]
+    _check_width(name, dist)
     a, b = float(dist.low), float(dist.high)
     if dist.log:
         a, b = math.log(a), math.log(b)
@@ -754,7 +766,8 @@ class CKBSampler(BaseSampler):
                     self._independent_note(study, trial.number, param_name, param_distribution, done)
                 )
         key = zlib.crc32(param_name.encode())
-        return _independent_value(param_distribution, np.random.default_rng([self.seed, trial.number, key]))
+        rng = np.random.default_rng([self.seed, trial.number, key])
+        return _independent_value(param_distribution, rng, param_name)
 
     def _note_data(self, study, data: _Data) -> None:
         """Warn once per trial that its result is left out of the model for a value outside its range,
