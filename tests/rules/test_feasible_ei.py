@@ -544,6 +544,7 @@ def test_pcei_refines_near_its_incumbent_in_its_last_asks(radius):
         assert opt.best_feasible()["objective"] < 0.32 + 0.005  # f* = 0.32
 
 
+@pytest.mark.filterwarnings("ignore:violation_budget = .* feasible:UserWarning")  # its design has none
 def test_a_small_positive_budget_spent_at_once_asks_the_same_points_with_or_without_slopes():
     """A positive budget of 1e-3, spent by the first policy ask, on a problem where the run evaluates no
     feasible point (so no trust-region centre exists): pcei asks the same points with
