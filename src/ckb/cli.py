@@ -371,7 +371,7 @@ def benchmark_constrained_cmd(
     plots: Annotated[bool, typer.Option(help="Write PNG plots.")] = True,
 ) -> None:
     """ckb.Optimizer's policies vs BoTorch's constrained qLogNEI vs Sobol search (resumable, parallel)."""
-    from ckb.benchmarking.constrained import plan, run_benchmark
+    from ckb.benchmarking.constrained import check_benchmark_folder, plan, run_benchmark
 
     def names(text):
         return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
@@ -380,6 +380,7 @@ def benchmark_constrained_cmd(
         if workers < 1:
             raise CKBError(f"--workers must be >= 1, got {workers}.")
         configs = plan(names(problems), names(methods), seeds, budget)
+        check_benchmark_folder(configs, out)  # as ckb experiment's: before anything runs or is created
     except CKBError as exc:
         _fail(exc)
     console.print(

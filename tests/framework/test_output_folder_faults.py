@@ -85,7 +85,9 @@ def test_the_pipeline_refuses_another_spec_for_every_kind(toy, tmp_path):
     run_pipeline(kinds.spec_from_dict(raw), tmp_path, executor="serial", plots=False)
     before = _snapshot(tmp_path)
     other = kinds.spec_from_dict({**raw, "algorithms": {"b": {"factor": 2.0}}})
-    with pytest.raises(CKBError, match=r"holds the results of another experiment.*algorithms\.a"):
+    with pytest.raises(
+        CKBError, match=r"holds the results of a different configuration of .t.*algorithms\.a"
+    ):
         run_pipeline(other, tmp_path, executor="serial", plots=False)
     assert _snapshot(tmp_path) == before and toy.calls.count("sweep") == 1
     # the same spec with another title and more trials resumes

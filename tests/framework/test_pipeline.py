@@ -128,7 +128,8 @@ def test_a_kind_plugs_into_the_pipeline_from_outside(toy, tmp_path):
     assert done == [True, True, True]  # resumed: nothing redone
     other = spec.with_overrides(sets=["algorithms.a.factor=3.0"])
     with pytest.raises(
-        ResultsFolderConflictError, match=r"different configuration: algorithms\.a\.factor \(2\.0 there"
+        ResultsFolderConflictError,
+        match=r"different configuration of 't' \(recorded in spec.json\): algorithms\.a\.factor \(2\.0 there",
     ):
         run_pipeline(
             other, tmp_path, executor="serial"

@@ -34,6 +34,14 @@ Runs execute in parallel (:mod:`ckb.runner.executors`, one BLAS/torch thread per
 ``OUT/runs/PROBLEM/METHOD/seed-NNN.json`` atomically when it finishes, and re-running skips finished
 runs (a file written with another budget, design size or method parameters stops the run, naming it).
 :func:`run_benchmark` then writes ``OUT/summary.json``, ``OUT/table.md`` and ``OUT/plots/*.png``.
+
+``OUT`` is checked as ``ckb experiment`` checks its folder, before anything runs
+(:func:`check_benchmark_folder`), and written under the same lock
+(:func:`ckb.framework.pipeline.folder_lock`): ``OUT/spec.json`` says it holds a benchmark's runs
+(:data:`~ckb.framework.pipeline.BENCHMARK_RUNS`), so an experiment's folder (``ckb experiment``, the
+``constrained-bo`` spec included: its folder holds one spec's runs, this one the runs of any methods,
+problems and seeds) is refused here, and this folder there; a file of someone else's where the benchmark
+writes one is never replaced.
 """
 
 from __future__ import annotations
@@ -776,6 +784,33 @@ def outcome_summary(outcome: SweepOutcome) -> dict[str, Any]:
     return summary
 
 
+def output_names(problems: Iterable[str]) -> list[str]:
+    """The files a benchmark of ``problems`` writes under its folder, besides its runs."""
+    return ["summary.json", "table.md", *(f"plots/{plot_name(p)}" for p in dict.fromkeys(problems))]
+
+
+def check_benchmark_folder(configs: list[RunConfig], out: str | Path) -> Path:
+    """``out`` if the runs ``configs`` may be written there, else a one-line :class:`CKBError` naming it,
+    by the checks of ``ckb experiment``: a folder (or a path to create) that is writable
+    (:func:`~ckb.framework.pipeline.check_output_dir`), not another experiment's
+    (:func:`~ckb.framework.pipeline.check_results_folder` with the layout
+    :data:`~ckb.framework.pipeline.BENCHMARK_RUNS`), and holding no file of someone else's where the
+    benchmark writes one (:func:`~ckb.framework.pipeline.check_outputs`). Reads only."""
+    from ckb.framework.pipeline import (
+        BENCHMARK_RUNS,
+        check_output_dir,
+        check_outputs,
+        check_results_folder,
+        holds_record,
+    )
+
+    out = check_output_dir(out)
+    check_results_folder(None, out, layout=BENCHMARK_RUNS)
+    if out.is_dir():
+        check_outputs(out, output_names(c.problem for c in configs), recorded=holds_record(out))
+    return out
+
+
 def write_outputs(out: str | Path, summary: dict[str, Any]) -> None:
     """``out/summary.json`` and ``out/table.md``."""
     write_json(Path(out) / "summary.json", summary)
@@ -800,13 +835,28 @@ def run_benchmark(
     ``on_done(cfg, skipped, status)`` is called once per configuration (``skipped``: reused from disk;
     ``status["ok"]`` False with ``status["error"]`` for a run that raised; it is not written, so a re-run
     retries it). Returns the summary (also in ``out/summary.json``), with ``errors`` listing failed runs.
+
+    ``out`` is checked first (:func:`check_benchmark_folder`) and written under
+    :func:`~ckb.framework.pipeline.folder_lock` (a second run into it meanwhile is refused at once);
+    ``out/spec.json`` records that it holds a benchmark's runs.
     """
+    from ckb.framework.pipeline import BENCHMARK_RUNS, folder_lock, sweep_recorded
+
+    out = check_benchmark_folder(configs, out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CKBError(f"cannot create the output folder {str(out)!r}: {exc}") from None
     opts = {"workers": workers, "executor": executor, "executor_options": executor_options}
-    outcome = sweep_runs(configs, out, on_done=on_done, **opts)
-    summary = outcome_summary(outcome)
-    write_outputs(out, summary)
-    if plots:
-        summary["plots"] = [str(p) for p in plot_curves(outcome.records, Path(out) / "plots")]
+    with folder_lock(out):
+        check_benchmark_folder(configs, out)  # again: another run may have written there before the lock
+        outcome = sweep_recorded(
+            lambda done: sweep_runs(configs, out, on_done=done, **opts), None, out, on_done, BENCHMARK_RUNS
+        )
+        summary = outcome_summary(outcome)
+        write_outputs(out, summary)
+        if plots:
+            summary["plots"] = [str(p) for p in plot_curves(outcome.records, out / "plots")]
     return summary
 
 

@@ -177,9 +177,9 @@ class BenchmarkKind(Kind):
         write_outputs(out, summary)
 
     def outputs(self, spec):
-        from ckb.benchmarking.constrained import plot_name
+        from ckb.benchmarking.constrained import output_names
 
-        return ["summary.json", "table.md", *(f"plots/{plot_name(p)}" for p in spec.problems)]
+        return output_names(spec.problems)
 
     def plot(self, out, spec, summary, records):
         from ckb.benchmarking.constrained import plot_curves

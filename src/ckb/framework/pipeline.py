@@ -14,11 +14,12 @@ refused before anything runs (:func:`check_results_folder`), so results of two e
 mixed and a summary or plot is never replaced by another experiment's; the same spec resumes. A folder
 written before this record existed is checked against the spec in its ``summary.json`` (``settings``).
 A run refused by the sweep before any task was done or reused puts the record back as it was, so a refused
-spec never claims the folder. A file the run would write is never taken from someone else: in a folder no
-record claims, an existing ``summary.json`` that is not a ckb summary, or any file the kind writes
-(:meth:`Kind.outputs <ckb.framework.kinds.Kind.outputs>`), is refused before anything runs, and so is a
-folder (or other non-file) where a file is written, or a file where the traces go (:func:`check_run_folder`).
-"""
+spec never claims the folder, and a folder holding only a record (a run killed before its first task
+finished) holds no results: the next run, of any spec, replaces that record. A file the run would write
+is never taken from someone else: in a folder no record claims, an existing ``summary.json`` that is not
+a ckb summary, or any file the kind writes (:meth:`Kind.outputs <ckb.framework.kinds.Kind.outputs>`), is
+refused before anything runs, and so is a folder (or other non-file) where a file is written, or a file
+where the traces go (:func:`check_run_folder`)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ SPEC_RECORD = "spec.json"
 #: what :data:`SPEC_RECORD` says a folder holds when :func:`run_pipeline` wrote it (a caller that lays out
 #: a folder otherwise, e.g. a sweep with a folder per setting, records its own ``layout``)
 EXPERIMENT = "single run"
+#: what :data:`SPEC_RECORD` says a folder of ``ckb benchmark constrained``
+#: (:func:`ckb.benchmarking.constrained.run_benchmark`) holds: runs of any methods, problems and seeds,
+#: each checked by the file it is stored in, so the record names no spec; a ``summary.json`` with
+#: ``runs_executed`` and no record is such a folder written before the record existed
+BENCHMARK_RUNS = "constrained benchmark"
 
 
 def _conflict(message: str) -> CKBError:
@@ -123,22 +129,33 @@ def _describe(old: dict[str, Any], new: dict[str, Any], limit: int = 4) -> str:
     return "; ".join(shown) + (f"; and {total - len(shown)} more" if total > len(shown) else "")
 
 
+def _holds_results(out: Path) -> bool:
+    """Whether ``out`` holds anything but :data:`SPEC_RECORD` files (in it or in its subfolders) and empty
+    folders: a trace, a run, a summary, or any other file. A run killed before its first task finished
+    leaves only its record, which claims no results."""
+    for root, dirs, files in os.walk(out):
+        if any(f != SPEC_RECORD for f in files) or any(os.path.islink(os.path.join(root, d)) for d in dirs):
+            return True
+    return False
+
+
 def _stored_record(out: Path) -> tuple[str, dict[str, Any] | None, Path] | None:
     """``(layout, spec table or None when unknown, the file read)`` of what ``out`` holds; None for a
-    folder that holds no recorded results."""
+    folder that holds no recorded results (none at all, or only a ckb record of a run that finished no
+    task: that record, ckb's own, is replaced by the next run's)."""
     record = out / SPEC_RECORD
     if record.exists():
         try:
             data = json.loads(record.read_text())
             layout, spec = data["layout"], data["spec"]
-            if not isinstance(layout, str) or not isinstance(spec, dict):
+            if not isinstance(layout, str) or not (spec is None or isinstance(spec, dict)):
                 raise ValueError("expected {'layout': text, 'spec': table}")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise _conflict(
                 f"output folder {str(out)!r}: {record} does not say which spec its results come from ({exc}); "
                 "nothing was run. Use another --out, or remove that file if the results there are this spec's."
             ) from None
-        return layout, spec, record
+        return (layout, spec, record) if _holds_results(out) else None
     summary = out / "summary.json"
     if summary.is_file():  # a folder written before the record existed: its summary has the spec
         try:
@@ -155,7 +172,9 @@ def _stored_record(out: Path) -> tuple[str, dict[str, Any] | None, Path] | None:
                 f"no {SPEC_RECORD} says the folder holds ckb results; nothing was run. Use another --out, or "
                 "move that file away."
             )
-        return EXPERIMENT, data["settings"] if isinstance(data.get("settings"), dict) else None, summary
+        if isinstance(data.get("settings"), dict):
+            return EXPERIMENT, data["settings"], summary
+        return BENCHMARK_RUNS, None, summary  # a benchmark's summary: no spec, its runs
     return None
 
 
@@ -185,7 +204,8 @@ def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> Non
     differs) an output folder ``out`` that holds results of another experiment: its recorded spec
     (:data:`SPEC_RECORD`, else its ``summary.json``'s ``settings``) differs from ``spec`` in a field that
     determines the results (not in ``spec.NOT_RESULTS``), or it holds another ``layout``. A missing or
-    empty folder, or the same spec, passes (the run resumes). Reads only; called before anything runs."""
+    empty folder, a folder holding only a record (:func:`_stored_record`), or the same spec, passes (the
+    run resumes); ``spec`` None checks the layout only. Reads only; called before anything runs."""
     out = Path(out)
     stored = _stored_record(out) if out.is_dir() else None
     if stored is None:
@@ -196,15 +216,20 @@ def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> Non
             f"output folder {str(out)!r} holds the results of a {had_layout} ({source.name}), not of a "
             f"{layout}. Nothing was run or written. Use another --out, or remove that folder to start over."
         )
-    if had_spec is None:
+    if had_spec is None or spec is None:
         return  # unknown spec: the sweep still refuses any task stored with another configuration
     not_results = getattr(spec, "NOT_RESULTS", ())
     old = _results_identity(had_spec, not_results)
     new = _results_identity(spec.to_dict(), not_results)
     if old != new:
+        name = had_spec.get("name")
+        whose = (
+            f"a different configuration of {name!r} (recorded in {source.name})"
+            if name == spec.to_dict().get("name")
+            else f"another experiment ({name!r}, recorded in {source.name}) with a different configuration"
+        )
         raise _conflict(
-            f"output folder {str(out)!r} holds the results of another experiment ({had_spec.get('name')!r}, "
-            f"recorded in {source.name}) with a different configuration: {_describe(old, new)}. Nothing was "
+            f"output folder {str(out)!r} holds the results of {whose}: {_describe(old, new)}. Nothing was "
             "run or written. Use another --out, or remove that folder to start over."
         )
 
@@ -225,17 +250,22 @@ def holds_record(out: str | Path) -> bool:
 
 
 def record_spec(spec, out: str | Path, layout: str = EXPERIMENT) -> None:
-    """Write :data:`SPEC_RECORD` under ``out``: the spec (``to_dict``) its results come from."""
+    """Write :data:`SPEC_RECORD` under ``out``: the spec (``to_dict``) its results come from (``spec``
+    None: a ``layout`` whose record names no spec, e.g. :data:`BENCHMARK_RUNS`)."""
     from ckb.io import atomic_write
 
-    text = json.dumps({"layout": layout, "kind": spec.kind, "spec": spec.to_dict()}, indent=2, default=str)
+    kind, table = (None, None) if spec is None else (spec.kind, spec.to_dict())
+    text = json.dumps({"layout": layout, "kind": kind, "spec": table}, indent=2, default=str)
     atomic_write(Path(out) / SPEC_RECORD, lambda fh: fh.write(text.encode()))
 
 
-def _sweep_recorded(kind, spec, out: Path, on_done: Callable | None, **options: Any) -> Any:
-    """``kind.sweep`` with :data:`SPEC_RECORD` written first (an interrupted run's tasks are recorded as
-    this spec's), and put back as it was if the sweep fails before any task is done or reused (e.g. a
-    stored task of another configuration): a refused run never claims the folder for its spec."""
+def sweep_recorded(
+    sweep: Callable, spec, out: Path, on_done: Callable | None, layout: str = EXPERIMENT
+) -> Any:
+    """``sweep(done)`` (``done``: the ``on_done`` to pass on) with :data:`SPEC_RECORD` written first (an
+    interrupted run's tasks are recorded as this spec's), and put back as it was if the sweep fails before
+    any task is done or reused (e.g. a stored task of another configuration): a refused run never claims
+    the folder for its spec."""
     from ckb.io import atomic_write
 
     record = out / SPEC_RECORD
@@ -247,9 +277,9 @@ def _sweep_recorded(kind, spec, out: Path, on_done: Callable | None, **options: 
         if on_done is not None:
             on_done(*args)
 
-    record_spec(spec, out)
+    record_spec(spec, out, layout)
     try:
-        return kind.sweep(spec, out, on_done=done, **options)
+        return sweep(done)
     except BaseException:
         if not touched:
             if before is None:
@@ -257,6 +287,11 @@ def _sweep_recorded(kind, spec, out: Path, on_done: Callable | None, **options: 
             else:
                 atomic_write(record, lambda fh: fh.write(before))
         raise
+
+
+def _sweep_recorded(kind, spec, out: Path, on_done: Callable | None, **options: Any) -> Any:
+    """``kind.sweep`` under :func:`sweep_recorded`."""
+    return sweep_recorded(lambda done: kind.sweep(spec, out, on_done=done, **options), spec, out, on_done)
 
 
 def _say_fewer_trials(out: Path, spec) -> None:
