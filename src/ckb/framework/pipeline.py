@@ -94,11 +94,26 @@ def _plain(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
-def _results_identity(spec_dict: dict[str, Any], not_results) -> dict[str, Any]:
-    """The part of a spec table that determines the results (its kind included)."""
+def _results_identity(spec_dict: dict[str, Any], not_results, per_algorithm=()) -> dict[str, Any]:
+    """The part of a spec table that determines the results (its kind included): without the fields
+    ``not_results``, nor the keys ``per_algorithm`` of each ``algorithms`` table."""
     identity = {k: v for k, v in spec_dict.items() if k not in not_results}
     identity["kind"] = spec_dict.get("kind", DEFAULT_KIND)
+    algorithms = identity.get("algorithms")
+    if per_algorithm and isinstance(algorithms, dict):
+        identity["algorithms"] = {
+            label: {k: v for k, v in body.items() if k not in per_algorithm}
+            if isinstance(body, dict)
+            else body
+            for label, body in algorithms.items()
+        }
     return _plain(identity)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as the configuration hash sees them: by their JSON text, so 3 and 3.0 differ (a trace
+    computed with one is refused for the other, :meth:`ckb._config.SeededConfig.config_hash`)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -112,8 +127,9 @@ def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
             out.append(f"{name} (only in the folder's)")
         elif isinstance(old[key], dict) and isinstance(new[key], dict):
             out += _differences(old[key], new[key], f"{name}.")
-        elif old[key] != new[key]:
-            out.append(f"{name} ({short_repr(old[key], 40)} there, {short_repr(new[key], 40)} here)")
+        elif not _same(old[key], new[key]):
+            typed = "; the number's type counts: write it as there" if old[key] == new[key] else ""
+            out.append(f"{name} ({short_repr(old[key], 40)} there, {short_repr(new[key], 40)} here{typed})")
     return out
 
 
@@ -219,9 +235,10 @@ def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> Non
     if had_spec is None or spec is None:
         return  # unknown spec: the sweep still refuses any task stored with another configuration
     not_results = getattr(spec, "NOT_RESULTS", ())
-    old = _results_identity(had_spec, not_results)
-    new = _results_identity(spec.to_dict(), not_results)
-    if old != new:
+    per_algorithm = getattr(spec, "NOT_RESULTS_PER_ALGORITHM", ())
+    old = _results_identity(had_spec, not_results, per_algorithm)
+    new = _results_identity(spec.to_dict(), not_results, per_algorithm)
+    if not _same(old, new):
         name = had_spec.get("name")
         whose = (
             f"a different configuration of {name!r} (recorded in {source.name})"

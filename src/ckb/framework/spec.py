@@ -100,6 +100,9 @@ class SpecBase:
         "trials",
         "plugins",
     )
+    #: keys of each ``algorithms.LABEL`` table that do not change what its tasks compute (as
+    #: :attr:`NOT_RESULTS`; e.g. where a multi-agent label's agents run)
+    NOT_RESULTS_PER_ALGORITHM: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ build
     @classmethod

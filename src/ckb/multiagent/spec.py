@@ -60,6 +60,9 @@ class MultiAgentSpec(SpecBase):
     algorithms: dict[str, tuple[str, dict[str, Any]]]
 
     kind: ClassVar[str] = "multiagent"
+    #: how Ray places a label's agents (CPUs, address, scheduling) is not part of the configuration hash
+    #: (:class:`~ckb.multiagent.trial.MultiAgentTrialConfig`): a run resumes with other options
+    NOT_RESULTS_PER_ALGORITHM: ClassVar[tuple[str, ...]] = ("backend_options",)
     FIELDS: ClassVar[dict[str, type]] = {"problem": dict}
     REQUIRED: ClassVar[tuple[str, ...]] = ("problem",)
     REPORT: ClassVar[dict[str, type]] = {"checkpoints": list, "relative_to": str}
