@@ -110,3 +110,13 @@ def test_a_narrow_terminal_folds_the_results_table_instead_of_cutting_it(tmp_pat
     assert res.exit_code == 0, res.output
     table = res.output[res.output.index("┏") : res.output.index("┘")]
     assert "…" not in table
+
+
+def test_benchmark_flags_are_named_in_their_errors(tmp_path):
+    for args, text in (
+        (["--seeds", "0"], "error: --seeds must be >= 1, got 0."),
+        (["--budget", "1"], "error: --budget/-T must be >= 2, got 1."),
+    ):
+        res = CliRunner().invoke(app, ["benchmark", "constrained", *args, "-o", str(tmp_path / "b")])
+        assert res.exit_code == 2 and res.output.strip() == text, res.output
+    assert not (tmp_path / "b").exists()

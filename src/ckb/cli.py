@@ -377,8 +377,9 @@ def benchmark_constrained_cmd(
         return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
 
     try:
-        if workers < 1:
-            raise CKBError(f"--workers must be >= 1, got {workers}.")
+        for flag, val, low in (("--workers", workers, 1), ("--seeds", seeds, 1), ("--budget/-T", budget, 2)):
+            if val < low:
+                raise CKBError(f"{flag} must be >= {low}, got {val}.")
         configs = plan(names(problems), names(methods), seeds, budget)
         check_benchmark_folder(configs, out)  # as ckb experiment's: before anything runs or is created
     except CKBError as exc:
