@@ -5,6 +5,17 @@ import numpy as np
 from ckb.multiagent.backends import InProcessBackend
 from ckb.multiagent.problems import MultiAgentProblem
 
+#: a tiny multi-agent spec table (two agents, one DMABO label) for the spec tests; deep-copy before editing
+TINY_SPEC = {
+    "kind": "multiagent",
+    "name": "tiny",
+    "horizon": 4,
+    "trials": 1,
+    "seed": 0,
+    "problem": {"name": "power-allocation", "n_agents": 2, "grid_size": 11},
+    "algorithms": {"dmabo": {"method": "dmabo", "beta": 3.0}},
+}
+
 
 class RecordingBackend(InProcessBackend):
     """In-process backend that records every call: (method, args, results)."""

@@ -15,16 +15,10 @@ from ckb.multiagent.ray_backend import RayBackend
 from ckb.multiagent.spec import MultiAgentSpec
 from ckb.multiagent.trial import MultiAgentTrial, MultiAgentTrialConfig
 from tests.checks import one_line
+from tests.multiagent.ma_helpers import TINY_SPEC
 
-RAW = {
-    "kind": "multiagent",
-    "name": "tiny",
-    "horizon": 4,
-    "trials": 1,
-    "seed": 0,
-    "problem": {"name": "power-allocation", "n_agents": 2, "grid_size": 11},
-    "algorithms": {"dmabo": {"method": "dmabo", "beta": 3.0, "backend": "ray"}},
-}
+RAW = copy.deepcopy(TINY_SPEC)
+RAW["algorithms"]["dmabo"]["backend"] = "ray"
 
 
 class Agent:

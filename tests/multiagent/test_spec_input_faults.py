@@ -10,17 +10,9 @@ from ckb.multiagent import MULTIAGENT_PROBLEMS
 from ckb.multiagent.dmabo import DMABOAgent, DMABOCoordinator
 from ckb.multiagent.methods import MAX_MAGNITUDE, build_setup
 from ckb.multiagent.spec import MultiAgentSpec
-from tests.multiagent.ma_helpers import small_problem
+from tests.multiagent.ma_helpers import TINY_SPEC, small_problem
 
-RAW = {
-    "kind": "multiagent",
-    "name": "tiny",
-    "horizon": 4,
-    "trials": 1,
-    "seed": 0,
-    "problem": {"name": "power-allocation", "n_agents": 2, "grid_size": 11},
-    "algorithms": {"dmabo": {"method": "dmabo", "beta": 3.0}},
-}
+RAW = TINY_SPEC
 
 
 def _spec_error(match, **label):

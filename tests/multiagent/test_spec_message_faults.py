@@ -13,16 +13,9 @@ from ckb.multiagent import admm_penalty
 from ckb.multiagent.problems import make_multiagent_problem
 from ckb.multiagent.spec import HorizonWarning, MultiAgentSpec
 from tests.checks import one_line
+from tests.multiagent.ma_helpers import TINY_SPEC
 
-RAW = {
-    "kind": "multiagent",
-    "name": "tiny",
-    "horizon": 4,
-    "trials": 1,
-    "seed": 0,
-    "problem": {"name": "power-allocation", "n_agents": 2, "grid_size": 11},
-    "algorithms": {"dmabo": {"method": "dmabo", "beta": 3.0}},
-}
+RAW = TINY_SPEC
 
 
 def _spec_error(top=None, **label):
