@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+import ckb
 from ckb.errors import InvalidInputError
 from ckb.optimizer.study import BudgetExhaustedError, Metrics, Study
 from ckb.studies import StudyFileError, StudyStorage
@@ -222,3 +223,18 @@ def test_an_option_a_stored_study_predates_takes_its_default(tmp_path):
         Study.open(
             path, "s", {**SPEC, "goal": "x"}, lambda: {"n": 0}, ident, defaults={"goal": "best-feasible"}
         )
+
+
+def test_a_policy_constant_written_out_at_the_studys_value_resumes(tmp_path):
+    """A probe found kappa=1.0 refused for a study started with the default kappa (1.0): the stored
+    constants are the same policy. Another value is still refused, naming both."""
+    path = tmp_path / "s.db"
+    opts = {"m": 1, "budget": 10, "n_init": 3, "seed": 0, "policy": "pcei", "storage": path}
+    ckb.Optimizer([0, 0], [1, 1], study_name="pump", **opts).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ckb.Optimizer([0, 0], [1, 1], study_name="pump", kappa=1.0, **opts).close()
+    with pytest.raises(
+        InvalidInputError, match=r"created with policy_params = \{\}, but .* \{'kappa': 2.0\}"
+    ):
+        ckb.Optimizer([0, 0], [1, 1], study_name="pump", kappa=2.0, **opts)

@@ -454,6 +454,15 @@ def _warn_similar(store: StudyStorage, name: str, names: list[str]) -> None:
         )
 
 
+def _beyond_constants(stored_params: Any, given: Any, constants: Any) -> Any:
+    """The policy parameters ``given`` without those the study did not pass but started with at that very
+    value (its resolved ``policy_constants``): ``kappa=1.0`` written out where the study took the default
+    1.0 resumes the same policy."""
+    if not (isinstance(given, dict) and isinstance(stored_params, dict) and isinstance(constants, dict)):
+        return given
+    return {k: v for k, v in given.items() if k in stored_params or k not in constants or constants[k] != v}
+
+
 def _check_spec(
     store: StudyStorage,
     name: str,
@@ -470,6 +479,8 @@ def _check_spec(
         )
     for key in identity:
         a, b = loads(dumps(stored.get(key, defaults.get(key)))), loads(dumps(given.get(key)))
+        if key == "policy_params":
+            b = _beyond_constants(a, b, stored.get("policy_constants"))
         if a != b:
             raise InvalidInputError(
                 f"study {name!r} in {store.path} was created with {key} = {short_repr(a, tail=' ...]')}, but this Optimizer was "
