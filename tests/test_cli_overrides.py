@@ -120,3 +120,27 @@ def test_benchmark_flags_are_named_in_their_errors(tmp_path):
         res = CliRunner().invoke(app, ["benchmark", "constrained", *args, "-o", str(tmp_path / "b")])
         assert res.exit_code == 2 and res.output.strip() == text, res.output
     assert not (tmp_path / "b").exists()
+
+
+def test_usage_errors_of_the_console_script_are_one_line():
+    """Typer printed a usage error (``-T 1e3``, ``--bogus``, a missing argument) in a box of several lines;
+    the console script (``ckb.cli:main``) now prints one ``error:`` line naming the command's --help, with
+    click's exit code 2, and every other exit code as before."""
+    import subprocess
+    import sys
+
+    def ckb(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "ckb.cli", *args], capture_output=True, text=True, timeout=120
+        )
+
+    for args, text in (
+        (["experiment", "gpucb-synthetic", "-T", "1e3"], "error: Invalid value for '--horizon' / '-T': "),
+        (["experiment", "gpucb-synthetic", "--bogus", "3"], "error: No such option: --bogus"),
+        (["study", "show"], "error: Missing argument 'file'."),
+    ):
+        res = ckb(*args)
+        assert res.returncode == 2 and res.stderr.startswith(text), res.stderr
+        assert res.stderr.count("\n") == 1 and res.stderr.rstrip().endswith(" --help)")
+    assert ckb("--version").returncode == 0
+    assert ckb("spec", "nope").returncode == 2  # ckb's own one-line errors keep their code

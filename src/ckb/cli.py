@@ -487,9 +487,24 @@ def _unscaled(spec) -> list[str]:
 app.command("reproduce")(reproduce_command)  # ckb reproduce PAPER (cli_reproduce.py)
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main(args: list[str] | None = None) -> int:
+    """The ``ckb`` console script: :data:`app`, with a usage error (an unknown option, a value that is not
+    a number, a missing argument) as one ``error:`` line naming the command's ``--help``, as every other
+    bad input is, instead of a boxed message of several lines; the exit code is the same (2)."""
+    try:
+        code = app(args, standalone_mode=False)
+    except typer.TyperException as exc:  # the usage errors of typer's click
+        text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        ctx = getattr(exc, "ctx", None)
+        where = f"{ctx.command_path} --help" if ctx is not None else "ckb --help"
+        err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
+        err.print(f"{' '.join(text.split())} (see {where})", markup=False, highlight=False, soft_wrap=True)
+        return int(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        err.print("Aborted.", soft_wrap=True)
+        return 1
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    raise SystemExit(main())
