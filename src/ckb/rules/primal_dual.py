@@ -22,7 +22,10 @@ optimizer values on standardized outcomes):
   :math:`\beta_t = B + R\sqrt{2(\hat\gamma_{t-1} + 1 + \ln((m+1)/\alpha))}` for ``"theory"`` (and the same
   with :math:`G_j, R_g` for each constraint: the papers' :math:`\tilde\beta_t` writes B and R where G and
   :math:`\tilde R` are meant), a number for a constant width; ``beta_scale`` multiplies both;
-- ``delta``: the Slater margin δ; ``rho`` (default :math:`4B/\delta`, Theorems 1-2); ``V`` (default
+- ``delta``: the Slater margin δ; ``rho`` (default :math:`4B/\delta`, Theorems 1-2, with a slack too: the
+  slack leaves a Slater margin of at least δ/2 for the tightened constraint, for which the theorems' factor
+  would suggest :math:`8B/\delta`; the slack's proof is in an appendix we could not consult, so ρ is kept
+  as the theorems state it and can be set); ``V`` (default
   :math:`G\sqrt T/\rho` with G the largest :math:`G_j` and T the horizon, or the epoch's length);
 - ``slack`` ε (Zhou & Ji 2022, Sec. 4): a number in :math:`[0, \delta/2]`; ``"auto"``:
   :math:`\min(\delta/2, G/\sqrt T)` (Zhou & Ji's own schedule is in their Appendix E, which we could not
