@@ -89,3 +89,30 @@ def test_a_wrong_length_budget_refused_before_its_first_use_can_be_corrected(tmp
     st = optuna.load_study(study_name="s", storage=url, sampler=CKBSampler(violation_budget=1.0, **kw))
     st.optimize(_objective, n_trials=4)
     assert len(st.sampler.decisions(st)) == 2
+
+
+def test_a_budget_without_a_feasible_trial_is_named_once(caplog):
+    """As ckb.Optimizer warns: until a feasible trial exists, the search for one may violate whatever the
+    budget; a feasible trial among the first stops nothing and says nothing."""
+    import logging
+
+    def corner(trial):  # feasible on 0.5% of the box: none of the 6-trial design
+        x0 = trial.suggest_float("x0", 0.0, 1.0)
+        x1 = trial.suggest_float("x1", 0.0, 1.0)
+        trial.set_user_attr("g", [1.9 - x0 - x1])
+        return x0 + x1
+
+    def run(objective):
+        sampler = CKBSampler(
+            policy="pcei", constraints_func=_cons, violation_budget=0.0, n_trials=9, seed=0, **FAST
+        )
+        study = optuna.create_study(sampler=sampler)
+        with caplog.at_level(logging.WARNING, logger="ckb.integrations.optuna"):
+            study.optimize(objective, n_trials=9)
+        notes = [r.getMessage() for r in caplog.records if "none of the" in r.getMessage()]
+        caplog.clear()
+        return notes
+
+    notes = run(corner)
+    assert len(notes) == 1 and notes[0].startswith("CKBSampler: violation_budget = [0.0], but none of the 6")
+    assert run(_objective) == []  # its design holds a feasible point

@@ -34,7 +34,8 @@ Objective from the study's direction, constraints in Optuna's convention
 Optuna's own samplers do) or from ``trial.set_constraint`` (Optuna >= 5), read from the trial's
 system attributes. ``policy=None`` takes the optimizer's default policy for ``goal``
 (:data:`ckb.optimizer.policies.GOAL_POLICIES`); ``violation_budget`` is handed to violation-aware
-policies (``pcei``) as in the optimizer.
+policies (``pcei``) as in the optimizer (with its two notes, logged once per study: a budget while no
+complete trial is feasible, and a constraint whose values look like violation amounts ``max(g, 0)``).
 
 - *Initial design*: trial ``n < n_startup_trials`` (default ``2d + 2``) is point ``n`` of the scrambled
   Sobol design :func:`ckb.optimizer.initial_design` over the search space's unit cube (the optimizer's
@@ -195,6 +196,7 @@ from ckb.optimizer.models import UNITS_VERSION, OutcomeUnits, violation_amounts_
 from ckb.optimizer.space import initial_design
 from ckb.studies.storage import dumps, loads
 from ckb.studies.turns import _alive, _start_token, _wait_in_line
+from ckb.violation import feasible_rows
 
 __all__ = ["CKBSampler", "DecisionTimeoutError"]
 
@@ -777,6 +779,18 @@ class CKBSampler(BaseSampler):
         if note is not None:
             self._warned.add(key)
             _logger.warning(f"CKBSampler: {note}")
+        key = (id(study._storage), study._study_id, "infeasible")
+        budgeted = self.violation_budget is not None and getattr(
+            self._policy_cls, "reads_violation_budget", False
+        )
+        if budgeted and key not in self._warned and len(data.c) and not np.any(feasible_rows(data.c)):
+            self._warned.add(key)
+            _logger.warning(
+                f"CKBSampler: violation_budget = {short_repr(self.violation_budget)}, but none of the "
+                f"{len(data.c)} complete trials is feasible: until one is, each decision searches for a "
+                "feasible point and may violate, whatever the budget (a known-feasible point enqueued first, "
+                "study.enqueue_trial, lets the budget be kept from the start)."
+            )
         for number, far in data.outside:
             key = (id(study._storage), study._study_id, "outside", number)
             if key not in self._warned:
