@@ -487,10 +487,15 @@ def _unscaled(spec) -> list[str]:
 app.command("reproduce")(reproduce_command)  # ckb reproduce PAPER (cli_reproduce.py)
 
 
-def main(args: list[str] | None = None) -> int:
+def main(args: list[str] | None = None) -> None:
     """The ``ckb`` console script: :data:`app`, with a usage error (an unknown option, a value that is not
     a number, a missing argument) as one ``error:`` line naming the command's ``--help``, as every other
-    bad input is, instead of a boxed message of several lines; the exit code is the same (2)."""
+    bad input is, instead of a boxed message of several lines; it exits with the command's code (2 for
+    such an error), as ``app()`` does."""
+    raise SystemExit(_main(args))
+
+
+def _main(args: list[str] | None) -> int:
     try:
         code = app(args, standalone_mode=False)
     except typer.TyperException as exc:  # the usage errors of typer's click
@@ -507,4 +512,4 @@ def main(args: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    main()
