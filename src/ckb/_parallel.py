@@ -182,12 +182,14 @@ def check_ray_options(options: dict[str, Any]) -> None:
     per_agent = options.get("num_cpus_per_agent")
     if per_agent is not None and (not _real(per_agent) or not math.isfinite(per_agent) or per_agent <= 0):
         raise InvalidInputError(
-            f"num_cpus_per_agent must be a number > 0 or None, got {per_agent!r:.60} ({type(per_agent).__name__})."
+            f"num_cpus_per_agent must be a number > 0 or None, got {per_agent!r:.60} "
+            f"({type(per_agent).__name__})."
         )
     runtime_env = options.get("runtime_env")
     if runtime_env is not None and not isinstance(runtime_env, dict):
         raise InvalidInputError(
-            "runtime_env must be a table of Ray runtime-environment settings (such as py_modules, pip, env_vars), "
+            "runtime_env must be a table of Ray runtime-environment settings (such as py_modules, pip, "
+            "env_vars), "
             f"got {runtime_env!r:.60} ({type(runtime_env).__name__})."
         )
     if "scheduling_strategy" in options:

@@ -253,9 +253,9 @@ def _answer_gap(asked: np.ndarray, x: np.ndarray, width: np.ndarray) -> float:
     return float(np.max(np.abs(asked - x) / tol))
 
 
-def _nearest_answered(points: list[tuple[int, np.ndarray]], x: np.ndarray, width: np.ndarray) -> int | None:
-    """Of ``(key, point)`` pairs, the key of the point that ``x`` answers (:func:`_answer_gap` <= 1), the nearest
-    if several do (the first of equals), or None."""
+def _nearest_answered(points: list[tuple[int, np.ndarray]], x: np.ndarray, width: np.ndarray):
+    """Of ``(key, point)`` pairs, the key of the point that ``x`` answers (:func:`_answer_gap` <= 1),
+    the nearest if several do (the first of equals), or None."""
     gaps = [(_answer_gap(p, x, width), i) for i, (_, p) in enumerate(points)]
     gap, i = min(gaps, default=(np.inf, -1))
     return points[i][0] if gap <= 1.0 else None
@@ -934,9 +934,10 @@ class Optimizer:
             self._noted_infeasible = True
             none = "the one result is not" if len(c) == 1 else f"none of the {len(c)} results is"
             warnings.warn(
-                f"violation_budget = {short_repr(self.violation_budget)}, but {none} feasible: until one is, each ask searches for a feasible point and may violate, "
-                "whatever the budget (a known-feasible point told before the first ask, or passed in "
-                "initial_design=, lets the budget be kept from the start).",
+                f"violation_budget = {short_repr(self.violation_budget)}, but {none} feasible: until one "
+                "is, each ask searches for a feasible point and may violate, whatever the budget (a "
+                "known-feasible point told before the first ask, or passed in initial_design=, lets the "
+                "budget be kept from the start).",
                 UserWarning,
                 stacklevel=_outside_ckb(),
             )

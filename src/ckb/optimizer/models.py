@@ -389,7 +389,8 @@ def violation_amounts_note(c: Any) -> str | None:
     if not flat:
         return None
     which = "; ".join(
-        f"constraint {j} has only values >= 0 ({int(np.sum(c[:, j] == 0.0))} of the {len(c)} results exactly 0)"
+        f"constraint {j} has only values >= 0 ({int(np.sum(c[:, j] == 0.0))} of the {len(c)} results "
+        "exactly 0)"
         for j in flat
     )
     return (
