@@ -255,7 +255,7 @@ def _experiment(
     name, trials, horizon, workers, seed, out, executor, address, set_, plots, beta_scale, plugin
 ):
     from ckb.experiments import load_spec
-    from ckb.framework.pipeline import check_output_dir, check_run_folder
+    from ckb.framework.pipeline import check_folder_free, check_output_dir, check_run_folder
     from ckb.framework.plugins import load_plugins
     from ckb.runner.executors import check_executor
 
@@ -294,6 +294,7 @@ def _experiment(
             check_output_dir(out)
             spec.validate()  # a bad spec is named first, whatever the folder holds
             check_run_folder(spec, out)
+            check_folder_free(out)  # a run in progress there: refused before the header and the bar
     except CKBError as exc:
         _fail(exc)
     if scales is not None and len(scales) > 1:
@@ -372,6 +373,7 @@ def benchmark_constrained_cmd(
 ) -> None:
     """ckb.Optimizer's policies vs BoTorch's constrained qLogNEI vs Sobol search (resumable, parallel)."""
     from ckb.benchmarking.constrained import check_benchmark_folder, plan, run_benchmark
+    from ckb.framework.pipeline import check_folder_free
 
     def names(text):
         return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
@@ -382,6 +384,7 @@ def benchmark_constrained_cmd(
                 raise CKBError(f"{flag} must be >= {low}, got {val}.")
         configs = plan(names(problems), names(methods), seeds, budget)
         check_benchmark_folder(configs, out)  # as ckb experiment's: before anything runs or is created
+        check_folder_free(out)
     except CKBError as exc:
         _fail(exc)
     console.print(

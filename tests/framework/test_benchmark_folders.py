@@ -124,3 +124,13 @@ def test_the_library_call_checks_the_folder_too(tmp_path):
     with pytest.raises(CKBError, match="not a ckb summary"):
         run_benchmark(plan(["gramacy"], ["sobol"], 1, 8), tmp_path, workers=1, plots=False)
     assert _snapshot(tmp_path) == {"summary.json": b'{"my": "notes"}'}
+
+
+def test_a_folder_in_use_is_refused_before_the_header_and_the_bar(tmp_path):
+    """The refusal came after the command's header and an empty progress bar ('trials 0/1')."""
+    out = tmp_path / "busy"
+    out.mkdir()
+    with folder_lock(out):
+        for res in (_bench(out), runner.invoke(app, [*EXPERIMENT, "-o", str(out)], env=WIDE)):
+            _error(res, "in use by another ckb run")
+            assert res.output.strip().count("\n") == 0, res.output  # the error line alone

@@ -436,3 +436,13 @@ def folder_lock(out: Path):
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def check_folder_free(out: str | Path) -> None:
+    """Refuse at once a folder another run holds (:func:`folder_lock`), before the command prints its
+    header and progress bar; the run still takes the lock itself (this only looks). Not to be called
+    while this process holds the lock."""
+    out = Path(out)
+    if out.is_dir():
+        with folder_lock(out):
+            pass
