@@ -773,33 +773,36 @@ class CKBSampler(BaseSampler):
 
     def _note_data(self, study, data: _Data) -> None:
         """Warn once per trial that its result is left out of the model for a value outside its range,
-        and once per study when a constraint looks told as a violation amount (as ckb.Optimizer does)."""
-        key = (id(study._storage), study._study_id, "amounts")
-        note = None if key in self._warned else violation_amounts_note(data.c)
+        and once per study when a constraint looks told as a violation amount, or a violation budget
+        meets no feasible trial (as ckb.Optimizer does)."""
+        study_key = (id(study._storage), study._study_id)
+        note = violation_amounts_note(data.c)
         if note is not None:
-            self._warned.add(key)
-            _logger.warning(f"CKBSampler: {note}")
-        key = (id(study._storage), study._study_id, "infeasible")
+            self._log_once((*study_key, "amounts"), f"CKBSampler: {note}")
         budgeted = self.violation_budget is not None and getattr(
             self._policy_cls, "reads_violation_budget", False
         )
-        if budgeted and key not in self._warned and len(data.c) and not np.any(feasible_rows(data.c)):
-            self._warned.add(key)
-            _logger.warning(
+        if budgeted and len(data.c) and not np.any(feasible_rows(data.c)):
+            self._log_once(
+                (*study_key, "infeasible"),
                 f"CKBSampler: violation_budget = {short_repr(self.violation_budget)}, but none of the "
                 f"{len(data.c)} complete trials is feasible: until one is, each decision searches for a "
                 "feasible point and may violate, whatever the budget (a known-feasible point enqueued first, "
-                "study.enqueue_trial, lets the budget be kept from the start)."
+                "study.enqueue_trial, lets the budget be kept from the start).",
             )
         for number, far in data.outside:
-            key = (id(study._storage), study._study_id, "outside", number)
-            if key not in self._warned:
-                self._warned.add(key)
-                _logger.warning(
-                    f"CKBSampler leaves trial {number} out of its model: its value {far} lies outside "
-                    "the search space (an enqueued value, which Optuna keeps); enqueue values inside the "
-                    "ranges, or widen the ranges in a new study."
-                )
+            self._log_once(
+                (*study_key, "outside", number),
+                f"CKBSampler leaves trial {number} out of its model: its value {far} lies outside "
+                "the search space (an enqueued value, which Optuna keeps); enqueue values inside the "
+                "ranges, or widen the ranges in a new study.",
+            )
+
+    def _log_once(self, key: Any, message: str) -> None:
+        """Log ``message`` as a warning the first time ``key`` comes, and never again for it."""
+        if key not in self._warned:
+            self._warned.add(key)
+            _logger.warning(message)
 
     def _independent_note(self, study, number: int, name: str, dist, done: Sequence[FrozenTrial]) -> str:
         """Why parameter ``name`` of trial ``number`` is drawn outside the model, and what follows."""

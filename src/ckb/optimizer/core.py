@@ -246,10 +246,16 @@ _ANSWER_TOL = 1e-6
 _NEAR_TOL = 1e-3
 
 
+def _copy_band(asked: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Per coordinate, how far a float32 copy or a rounding of ``asked`` may lie from it
+    (``_ANSWER_TOL`` of box width + |coordinate|), before the cap of :func:`_answer_gap`."""
+    return _ANSWER_TOL * (width + np.abs(asked))
+
+
 def _answer_gap(asked: np.ndarray, x: np.ndarray, width: np.ndarray) -> float:
     """How far the told ``x`` is from the point ``asked``, in units of the answering tolerance (the
     largest over the coordinates; <= 1: ``x`` is ``asked``, up to a float32 copy or a rounding)."""
-    tol = np.minimum(_ANSWER_TOL * (width + np.abs(asked)), _NEAR_TOL * width)
+    tol = np.minimum(_copy_band(asked, width), _NEAR_TOL * width)
     return float(np.max(np.abs(asked - x) / tol))
 
 
@@ -853,8 +859,8 @@ class Optimizer:
             ctx = self._context(trials)
             fit_log, failures = ctx["models"].warnings, ctx["models"].failures
             self._check_numerics("fitting the GPs", failures + fit_log)
-            self._note_violation_amounts(trials)
-            self._note_budget_before_feasible(trials)
+            self._note_violation_amounts(ctx["c_raw"])
+            self._note_budget_before_feasible(ctx["c_raw"])
         unit = {
             s: [self.space.to_unit(t["x"]) for t in trials if t["state"] == s] for s in ("pending", "failed")
         }
@@ -912,24 +918,24 @@ class Optimizer:
         info["units"] = ctx["units"].describe()
         return x, info, ctx
 
-    def _note_violation_amounts(self, trials: list[dict]) -> None:
-        """Warn once per optimizer when a constraint's told values look like violation amounts
-        (:func:`ckb.optimizer.models.violation_amounts`)."""
+    def _note_violation_amounts(self, c: np.ndarray) -> None:
+        """Warn once per optimizer when a constraint's told values ``c`` (the complete trials', raw) look
+        like violation amounts (:func:`ckb.optimizer.models.violation_amounts`)."""
         if getattr(self, "_noted_amounts", False) or self.m == 0:
             return
-        note = violation_amounts_note(complete_arrays(trials)[2])
+        note = violation_amounts_note(c)
         if note is not None:
             self._noted_amounts = True
             warnings.warn(note, UserWarning, stacklevel=_outside_ckb())
 
-    def _note_budget_before_feasible(self, trials: list[dict]) -> None:
-        """Warn once per optimizer when a violation budget meets a study with no feasible result: the
-        search for a first feasible point cannot be certified by any feasible point's neighbourhood."""
+    def _note_budget_before_feasible(self, c: np.ndarray) -> None:
+        """Warn once per optimizer when a violation budget meets a study with no feasible result (``c``:
+        the complete trials' raw constraint values): the search for a first feasible point cannot be
+        certified by any feasible point's neighbourhood."""
         if getattr(self, "_noted_infeasible", False) or self.violation_budget is None or self.m == 0:
             return
         if not type(self.policy).reads_violation_budget:
             return
-        _, _, c = complete_arrays(trials)
         if len(c) and not np.any(feasible_rows(c)):
             self._noted_infeasible = True
             none = "the one result is not" if len(c) == 1 else f"none of the {len(c)} results is"
@@ -1013,7 +1019,7 @@ class Optimizer:
         left = None
         if self.violation_budget is not None:
             left = np.maximum(np.array(self.violation_budget) - violation_spent(trials, self.m), 0.0)
-        return {"models": models, "y": y_p, "c": c_p, "units": units, "left": left}
+        return {"models": models, "y": y_p, "c": c_p, "c_raw": c, "units": units, "left": left}
 
     # ------------------------------------------------------------------------------------- tell
     def tell(
@@ -1146,7 +1152,7 @@ class Optimizer:
             return number
         x = self.space.check_point(x)
         gaps = [(float(np.max(np.abs(p - x) / self.space.width)), n) for n, p in pending]
-        copy = any(np.all(np.abs(p - x) <= _ANSWER_TOL * (self.space.width + np.abs(p))) for _, p in pending)
+        copy = any(np.all(np.abs(p - x) <= _copy_band(p, self.space.width)) for _, p in pending)
         if gaps and (min(gaps)[0] <= _NEAR_TOL or copy):
             warnings.warn(
                 f"x = {x.tolist()} is {min(gaps)[0]:.1e} of the box width from pending trial {min(gaps)[1]} "
