@@ -470,21 +470,12 @@ def _beta_sweep(spec, scales, out: Path, workers, executor, executor_options=Non
                 f"{row['regret'][k]:.4g}",
             )
     console.print(table)
-    unscaled = _unscaled(spec)
+    from ckb.experiments.run import takes_beta_scale
+
+    unscaled = [label for label, takes in takes_beta_scale(spec).items() if not takes]
     if unscaled:
         console.print(escape(f"({', '.join(unscaled)}: no beta_scale parameter, the same at every scale)"))
     console.print(f"{time.perf_counter() - start:.1f} s. Table: {out / 'beta_scale_sweep.json'}")
-
-
-def _unscaled(spec) -> list[str]:
-    """The labels of ``spec``'s algorithms whose policy takes no ``beta_scale``."""
-    from ckb.policies import POLICIES, init_parameters
-
-    return [
-        label
-        for label, (policy, _) in spec.algorithms.items()
-        if "beta_scale" not in init_parameters(POLICIES.get(policy))
-    ]
 
 
 app.command("reproduce")(reproduce_command)  # ckb reproduce PAPER (cli_reproduce.py)

@@ -72,10 +72,18 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
-    """A copy of ``spec`` whose every algorithm that takes ``beta_scale`` uses ``scale``."""
+def takes_beta_scale(spec: ExperimentSpec) -> dict[str, bool]:
+    """Per algorithm label of ``spec``: whether its policy takes ``beta_scale``."""
     from ckb.policies import POLICIES, init_parameters
 
+    return {
+        label: "beta_scale" in init_parameters(POLICIES.get(policy))
+        for label, (policy, _) in spec.algorithms.items()
+    }
+
+
+def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
+    """A copy of ``spec`` whose every algorithm that takes ``beta_scale`` uses ``scale``."""
     if not isinstance(spec, ExperimentSpec):
         from ckb.errors import SpecError
 
@@ -84,9 +92,7 @@ def with_beta_scale(spec: ExperimentSpec, scale: float) -> ExperimentSpec:
             "method's width with --set algorithms.LABEL.beta=VALUE."
         )
     sets = [
-        f"algorithms.{label}.beta_scale={scale!r}"
-        for label, (policy, _) in spec.algorithms.items()
-        if "beta_scale" in init_parameters(POLICIES.get(policy))
+        f"algorithms.{label}.beta_scale={scale!r}" for label, takes in takes_beta_scale(spec).items() if takes
     ]
     return spec.with_overrides(sets=sets)
 
