@@ -2,7 +2,8 @@ r"""CKB-RestartUCB (Deng, Zhou, Ghosh, Gupta & Shroff 2022; a non-stationary bas
 Guo, Zhu & Liu 2023).
 
 CKB-UCB (:class:`~ckb.policies.primal_dual.CKB`) whose GP posteriors restart from the prior every ``H``
-rounds (at rounds H + 1, 2H + 1, ...), so β is recomputed from the block's own information gain. The dual
+rounds (at rounds H + 1, 2H + 1, ...), so the ``"theory"`` β (the default) is recomputed from the
+block's own information gain (a ``"log"`` schedule keeps the global round count). The dual
 variable is *not* reset by default, as in Deng et al.'s public code (``restart_dual=True`` resets
 it too). Guo, Zhu & Liu give no H. ``H`` is a number of rounds, or ``"sqrt(T)"`` (default): ``ceil(sqrt(T))``
 from the horizon, the only relevant quantity the algorithm may know. Restart-UCB analyses (Deng et al.

@@ -81,7 +81,8 @@ grid it covers nearly all feasible arms. SafeOpt and StageOpt can therefore hard
 *Known constants* come from :attr:`ProblemInfo.hints` unless given: ``safe_seed`` (required; an arm or a
 list of arms known to be safe), ``lipschitz`` (required by SafeOpt/StageOpt; one value for all
 constraints or one per constraint), ``B`` and ``G`` (RKHS-norm bounds for the theory betas; default 1.0
-when the problem gives none, as IGP-UCB), ``R`` (noise level; else 0.1).
+when the problem gives none; IGP-UCB's ``B`` is 1.0 unless ``B=None`` asks for the hint), ``R`` (noise
+level; else 0.1).
 
 *Selection.* Every argmax breaks ties uniformly at random (:func:`ckb.exploration.argmax_random_tie`).
 A played arm is always in the method's current safe set (tested).
@@ -116,7 +117,8 @@ expanders). Stage 2, :math:`t > T_0`: GP-UCB on ``f`` in the safe set found,
   ever become safe again (see *Expanders*), so expansion is over. With ``False``, such rounds sample the
   most uncertain safe arm instead, until :math:`T_0`.
 - Stage 2 keeps the set :math:`S_{T_0}` fixed, as the paper writes (``freeze_safe_set=True``); with
-  ``False`` the safe set keeps being updated by the Lipschitz rule in stage 2.
+  ``False`` the safe set keeps being updated in stage 2, by the rule ``safe_set`` names (the GP
+  confidence-bound rule by default, the Lipschitz rule with ``safe_set="lipschitz"``).
 - If the seed is the only safe arm and not an expander (its upper safety bound cannot reach any
   neighbour), stage 1 ends at once and StageOpt plays the seed.
 
