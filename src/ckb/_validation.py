@@ -16,8 +16,10 @@ def closest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
     """Return up to ``n`` entries of ``choices`` that look like ``name`` (for 'did you mean' hints)."""
     choices = list(choices)
     hits = difflib.get_close_matches(name, choices, n=n, cutoff=0.5)
-    if not hits:  # fall back to substring matches, e.g. 'ucb' -> 'igp-ucb'
-        hits = [c for c in choices if name.lower() in c.lower() or c.lower() in name.lower()][:n]
+    if not hits and len(name) >= 3:  # fall back to substring matches, e.g. 'ucb' -> 'igp-ucb'
+        hits = [
+            c for c in choices if len(c) >= 3 and (name.lower() in c.lower() or c.lower() in name.lower())
+        ][:n]  # not one-letter constants: 'violation_budgt' does not mean 'B', 'G' or 'V'
     return hits
 
 

@@ -268,7 +268,7 @@ def test_bad_input_is_named_and_nothing_stored_is_lost(call, err, match):
         (
             {"policy": "ckb-ucb", "detla": 0.5},
             InvalidInputError,
-            "no (parameter|constant) 'detla'.*Did you mean 'delta'",
+            "'detla' is neither a parameter of ckb.Optimizer nor a constant of policy .*Did you mean 'delta'",
         ),
         ({"m": 0}, InvalidInputError, r"m \(number of constraints\) must be >= 1"),
         ({"budget": 0}, InvalidInputError, "budget must be >= 1"),

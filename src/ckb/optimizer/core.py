@@ -154,7 +154,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import as_real_array, check_bool, check_scalar, did_you_mean, short_repr
+from ckb._validation import as_real_array, check_bool, check_scalar, closest, did_you_mean, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.models import (
     OUTCOME_TRANSFORMS,
@@ -669,7 +669,7 @@ class Optimizer:
         try:
             self._policy_kwargs = dict(self.policy_params)
             self.policy = self._make_policy()  # the policy checks its constants now
-        except TypeError as exc:  # a keyword its constructor does not take
+        except (TypeError, InvalidInputError) as exc:  # a keyword neither it nor its rule takes
             _unknown_keyword(exc, self._policy_cls, policy_params, self.policy_name)
             raise
 
@@ -1278,25 +1278,54 @@ def _stored_options(spec: dict[str, Any], name: str, path: Path) -> tuple[tuple,
         ) from exc
 
 
-def _unknown_keyword(exc: TypeError, cls: type, params: dict[str, Any], name: str) -> None:
-    """Raise "no parameter" with a did-you-mean if ``exc`` is the constructor refusing one of ``params``.
+#: other libraries' names for an Optimizer parameter (BoTorch, Optuna, scikit-optimize, hyperopt)
+_SYNONYMS = {
+    "n_constraints": "m",
+    "num_constraints": "m",
+    "n_trials": "budget",
+    "n_calls": "budget",
+    "max_evals": "budget",
+    "n_iter": "budget",
+    "maximize": "minimize",
+    "direction": "minimize",
+    "bounds": "lower",
+    "random_state": "seed",
+}
 
-    The policy validates its own keywords when built (before anything is stored); a constructor that
-    declares them keyword-only lets Python refuse an unknown one with a TypeError, turned here into a
-    clear error listing the keywords the class hierarchy declares.
+
+def _unknown_keyword(exc: Exception, cls: type, params: dict[str, Any], name: str) -> None:
+    """Raise "no such argument" if ``exc`` is the policy (or its rule) refusing one of ``params``.
+
+    The keywords ckb.Optimizer does not take itself go to the policy, which validates them when built
+    (before anything is stored): its constructor refuses an unknown keyword with a TypeError (keyword-only
+    parameters), its rule with an error tagged ``unknown_constant``. Either way the keyword may be a typo
+    of an Optimizer parameter (``violation_budgt``), so the error names both sets and the closest names
+    in either.
     """
     import inspect
 
-    key = next((k for k in params if f"argument '{k}'" in str(exc)), None)
-    if key is None or "unexpected keyword" not in str(exc):
+    key = getattr(exc, "unknown_constant", None)
+    valid = set(getattr(exc, "known_constants", ()))
+    if isinstance(exc, TypeError) and "unexpected keyword" in str(exc):
+        key = next((k for k in params if f"argument '{k}'" in str(exc)), None)
+        for klass in cls.__mro__:
+            if "__init__" in vars(klass):
+                for p in inspect.signature(klass.__init__).parameters.values():
+                    if p.kind is p.KEYWORD_ONLY:
+                        valid.add(p.name)
+    if key is None or key not in params:
         return
-    valid = set(_RUNTIME)
-    for klass in cls.__mro__:
-        if "__init__" in vars(klass):
-            for p in inspect.signature(klass.__init__).parameters.values():
-                if p.kind is p.KEYWORD_ONLY:
-                    valid.add(p.name)
-    raise InvalidInputError(f"policy {name!r} has no parameter {key!r}.{did_you_mean(key, valid)}") from None
+    own = [
+        p.name
+        for p in inspect.signature(Optimizer.__init__).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    ]
+    hits = [_SYNONYMS[key]] if key in _SYNONYMS else closest(key, [*own, *sorted(valid)])
+    hint = f" Did you mean {' or '.join(repr(h) for h in hits)}?" if hits else ""
+    raise InvalidInputError(
+        f"{key!r} is neither a parameter of ckb.Optimizer nor a constant of policy {name!r}.{hint} "
+        f"Optimizer parameters: {', '.join(own)}; {name!r} constants: {', '.join(sorted(valid)) or 'none'}."
+    ) from None
 
 
 def _plain_units(m: int) -> dict[str, Any]:

@@ -167,10 +167,13 @@ class Rule:
         self.horizon = None if horizon is None else check_scalar(horizon, "horizon (T)", low=1, integer=True)
         unknown = sorted(set(params) - set(self.constants))
         if unknown:
-            raise InvalidInputError(
+            exc = InvalidInputError(
                 f"{type(self).__name__} has no constant {unknown[0]!r}."
                 f"{did_you_mean(unknown[0], self.constants)}"
             )
+            # for a caller whose keywords reach the rule among its own (ckb.Optimizer's **policy_params)
+            exc.unknown_constant, exc.known_constants = unknown[0], tuple(self.constants)
+            raise exc
         values = {**self.defaults, **params}
         for name, checker in self.constants.items():
             if name not in values:
