@@ -313,7 +313,10 @@ def test_a_categorical_parameter_is_an_error_naming_it_or_drawn_independently():
 def test_bad_settings_are_one_line_errors():
     with pytest.raises(Exception, match="Did you mean 'config'"):
         CKBSampler(policy="confi")
-    with pytest.raises(InvalidInputError, match="has no constant 'kapa'"):
+    with pytest.raises(
+        InvalidInputError,
+        match="'kapa' is neither a parameter of CKBSampler nor a constant of policy 'pcei'. Did you mean 'kappa'",
+    ):
         CKBSampler(policy="pcei", kapa=1.0)
     with pytest.raises(InvalidInputError, match="pass n_trials="):
         CKBSampler(policy="ckb-ucb")

@@ -46,3 +46,24 @@ def test_a_policy_constant_is_still_taken_and_a_bad_value_still_named():
 def test_one_letter_names_are_not_offered_as_substrings():
     assert closest("violation_budgt", ["B", "G", "V", "alpha"]) == []
     assert closest("ucb", ["igp-ucb", "B"]) == ["igp-ucb"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, hint",
+    [
+        ({"violation_budgt": 0.0}, "Did you mean 'violation_budget'?"),
+        ({"num_restart": 3}, "Did you mean 'num_restarts'"),
+        ({"policy_params": {"kappa": 1.0}}, "Pass the policy's constants as keywords themselves"),
+    ],
+)
+def test_the_sampler_names_a_mistyped_argument_the_same_way(kwargs, hint):
+    pytest.importorskip("optuna")
+    from ckb.integrations.optuna import CKBSampler
+
+    with pytest.raises(InvalidInputError) as exc:
+        CKBSampler(**kwargs)
+    msg = str(exc.value)
+    assert msg.startswith(
+        f"{next(iter(kwargs))!r} is neither a parameter of CKBSampler nor a constant of policy 'pcei'. {hint}"
+    )
+    assert "CKBSampler parameters: policy, goal," in msg and "num_restarts" in msg

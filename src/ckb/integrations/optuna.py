@@ -188,6 +188,7 @@ from ckb.optimizer.core import (
     _snapshot,
     _stored_params,
     _torch_threads,
+    _unknown_keyword,
     kept_constants,
     resumed_transform,
     units_transform,
@@ -644,7 +645,12 @@ class CKBSampler(BaseSampler):
     def _make_policy(self, m: int, horizon: int):
         try:
             return self._policy_cls(m, horizon, **self._policy_kwargs)
-        except TypeError as exc:
+        except (TypeError, InvalidInputError) as exc:  # a keyword neither it nor its rule takes
+            _unknown_keyword(
+                exc, self._policy_cls, self._policy_kwargs, self.policy_name, type(self), SEARCH_OPTIONS
+            )
+            if isinstance(exc, InvalidInputError):
+                raise
             raise InvalidInputError(f"policy {self.policy_name!r}: {exc}.") from None
 
     def _check_policy(self) -> None:

@@ -1293,13 +1293,16 @@ _SYNONYMS = {
 }
 
 
-def _unknown_keyword(exc: Exception, cls: type, params: dict[str, Any], name: str) -> None:
+def _unknown_keyword(
+    exc: Exception, cls: type, params: dict[str, Any], name: str, owner: type | None = None, extra=()
+) -> None:
     """Raise "no such argument" if ``exc`` is the policy (or its rule) refusing one of ``params``.
 
-    The keywords ckb.Optimizer does not take itself go to the policy, which validates them when built
-    (before anything is stored): its constructor refuses an unknown keyword with a TypeError (keyword-only
+    The keywords ckb.Optimizer (or ``owner``, e.g. CKBSampler, whose parameters are its constructor's
+    and ``extra``) does not take itself go to the policy, which validates them when built (before
+    anything is stored): its constructor refuses an unknown keyword with a TypeError (keyword-only
     parameters), its rule with an error tagged ``unknown_constant``. Either way the keyword may be a typo
-    of an Optimizer parameter (``violation_budgt``), so the error names both sets and the closest names
+    of an owner's parameter (``violation_budgt``), so the error names both sets and the closest names
     in either.
     """
     import inspect
@@ -1315,16 +1318,22 @@ def _unknown_keyword(exc: Exception, cls: type, params: dict[str, Any], name: st
                         valid.add(p.name)
     if key is None or key not in params:
         return
+    owner = owner or Optimizer
     own = [
         p.name
-        for p in inspect.signature(Optimizer.__init__).parameters.values()
+        for p in inspect.signature(owner.__init__).parameters.values()
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
     ]
-    hits = [_SYNONYMS[key]] if key in _SYNONYMS else closest(key, [*own, *sorted(valid)])
+    own += [k for k in extra if k not in own]
+    synonym = _SYNONYMS.get(key)
+    hits = [synonym] if synonym in own else closest(key, [*own, *sorted(valid)])
     hint = f" Did you mean {' or '.join(repr(h) for h in hits)}?" if hits else ""
+    if key in ("policy_params", "params", "constants"):
+        hint = " Pass the policy's constants as keywords themselves (kappa=2.0), not as a dict."
+    title = "ckb.Optimizer" if owner is Optimizer else owner.__name__
     raise InvalidInputError(
-        f"{key!r} is neither a parameter of ckb.Optimizer nor a constant of policy {name!r}.{hint} "
-        f"Optimizer parameters: {', '.join(own)}; {name!r} constants: {', '.join(sorted(valid)) or 'none'}."
+        f"{key!r} is neither a parameter of {title} nor a constant of policy {name!r}.{hint} "
+        f"{title} parameters: {', '.join(own)}; {name!r} constants: {', '.join(sorted(valid)) or 'none'}."
     ) from None
 
 
