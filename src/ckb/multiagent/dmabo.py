@@ -40,7 +40,11 @@ choice): ``eta`` a number or ``"1/sqrt(T)"`` (default); ``eps`` a number (defaul
 :math:`\lambda_1 = \sqrt{H_1/m}\,e` and :math:`\epsilon \in \{\epsilon_1, \epsilon_2\}` (``eps = "eps1"`` or
 ``"eps2"``) from the problem's public constants (:func:`theory_parameters`): :math:`C_{i,j}` (the clipping
 bounds), :math:`\xi`, :math:`\rho`, :math:`B`, and the widths :math:`\beta^T_{i,j}` and information gains
-:math:`\gamma^T_{i,j}` of the agents' models. :math:`\epsilon_2` is Appendix A.1's
+:math:`\gamma^T_{i,j}` of the agents' models (for :math:`\epsilon_1`: :math:`\gamma^T` from the greedy
+curve always, :math:`\beta^T` from the model's own schedule, which is Lemma 3.1's with that same
+:math:`\gamma` only under ``beta = {"type": "theory", "gamma": "greedy"}``, the shipped specs' setting; a
+constant β enters as itself, and ``gamma = "chosen"`` as its value before any point is queried,
+:math:`\gamma = 0`). :math:`\epsilon_2` is Appendix A.1's
 :math:`\sqrt{2(H_1 + H_2 + 2C_0/\eta + 2\|C\|^2 + B^2)}/T` (the theorem statement's extra :math:`/\eta` under
 the root contradicts the claimed :math:`O(N/\sqrt T)` and the proof step A.17). The theorem
 requires :math:`\epsilon \le \min\{\xi/2, \min_j C_j\}`; whether this holds is recorded

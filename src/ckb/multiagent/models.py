@@ -23,7 +23,8 @@ Width schedules :math:`\beta_{i,j}^t` (``beta``):
   :math:`C_{i,j}` the clipping bounds, ``sigma`` the sub-Gaussian noise level of the readings and
   :math:`\gamma^{t-1}` either ``"greedy"`` (default: the information gain of ``t - 1`` points chosen
   greedily on the grid, :func:`greedy_information_gain`, the standard (1 - 1/e)-approximation of the
-  maximum information gain of eq. 3.3; our choice, the paper does not say how it computed γ) or
+  maximum information gain of eq. 3.3, from below, so β and the bounds come out a little narrower than
+  Lemma 3.1's; our choice, the paper does not say how it computed γ) or
   ``"chosen"`` (the information gain of the points actually queried, the convention of the single-agent
   policies of this code base; a lower bound). ``scale`` multiplies β.
 
@@ -64,8 +65,9 @@ def _greedy_gain_cached(kernel_key: str, grid_bytes: bytes, shape: tuple, noise:
 
 def greedy_information_gain(kernel: dict, grid: np.ndarray, noise: float, T: int) -> np.ndarray:
     r"""``gamma[t]`` for ``t = 0..T``: :math:`\tfrac12 \log|I + \lambda^{-1} K_A|` of ``t`` grid points chosen
-    greedily (each the point of largest posterior variance; repeats allowed), an at least
-    (1 - 1/e)-approximation of the maximum information gain :math:`\gamma_t` (eq. 3.3; submodularity).
+    greedily (each the point of largest posterior variance; repeats allowed): a lower bound of the maximum
+    information gain :math:`\gamma_t` (eq. 3.3) within a factor 1 - 1/e (submodularity), so a β built
+    from it is a little narrower than Lemma 3.1's.
     Cached per (kernel, grid, λ, T)."""
     import json
 
