@@ -96,12 +96,17 @@ def _print_table(t) -> None:
 def _progress(description: str, total: int, out: Path, unit: str = "trial"):
     """A progress bar ``(progress, task)`` around a sweep: a :class:`CKBError` inside exits cleanly with its
     message, Ctrl-C with a note that the finished ``unit``s are kept under ``out``."""
+    bar = None
     try:
-        with Progress(*_COLUMNS, console=console) as progress:
-            yield progress, progress.add_task(description, total=total)
+        with Progress(*_COLUMNS, console=console) as bar:
+            yield bar, bar.add_task(description, total=total)
     except CKBError as exc:
         _fail(exc)
     except KeyboardInterrupt:
+        if bar is None or not bar.tasks[0].completed:  # before, "finished trials are saved under OUT"
+            _interrupted(
+                f"no {unit} had finished, nothing new is under {out}; re-run the same command to run them."
+            )
         _interrupted(f"finished {unit}s are saved under {out}; re-run the same command to resume.")
 
 
