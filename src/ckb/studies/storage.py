@@ -592,6 +592,11 @@ class StudyStorage:
         """WAL mode, then (under the write lock) the schema for a new file or the migrations of an old one."""
         _when_free(lambda: self._conn.execute("PRAGMA journal_mode=WAL"), self.timeout)
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        # every commit is copied into FILE itself (a passive checkpoint: it never waits for readers), so
+        # FILE alone holds the study: a copy or backup of it without FILE-wal, or a FILE-wal deleted after a
+        # crash, lost every result since the file was made (SQLite checkpoints only every 1000 pages; the
+        # file stayed a 4 KB header while the run went on) and the copy started the study over
+        self._conn.execute("PRAGMA wal_autocheckpoint=1")
         with self._tx(immediate=True) as c:
             what, tables, _ = kind = _classify(c)
             self._check_kind(kind, allow_empty=True)  # again, now that no one else can write
