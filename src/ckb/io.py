@@ -176,8 +176,11 @@ class SavedState:
 
 
 def write_json(path: str | Path, obj: Any) -> None:
+    """``obj`` as JSON at ``path``, atomically; the temporaries of a write killed in an earlier run
+    (kill -9: ``summary.json``, ``spec.json``) go once ``path`` is written again."""
     text = json.dumps(obj, indent=2, default=_json_default).encode()
     atomic_write(Path(path), lambda fh: fh.write(text))
+    remove_stale_temporaries(path)
 
 
 def _json_default(o: Any) -> Any:
