@@ -31,8 +31,9 @@ def test_a_killed_writes_temporary_file_is_removed_once_the_file_is_written_agai
     for p in (stale, other):
         p.write_bytes(b"half")
         os.utime(p, (1_000_000, 1_000_000))
-    atomic_write(final, lambda fh: fh.write(b"whole"))
+    atomic_write(final, lambda fh: fh.write(b"whole"))  # the write itself removes the older one
+    assert not stale.exists() and other.exists()
     live.write_bytes(b"in progress")
     os.utime(live, (final.stat().st_mtime + 5, final.stat().st_mtime + 5))
-    assert remove_stale_temporaries(final) == [stale]
+    assert remove_stale_temporaries(final) == []  # the newer one is kept
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([final.name, live.name, other.name])

@@ -118,10 +118,10 @@ def probe_address(address: str, *, from_env: bool = False, timeout: float = 5.0)
     ``ray.init`` retries an unreachable address for minutes; a TCP connection attempt answers in at most
     ``timeout`` seconds. ``"auto"`` (resolved by Ray from this machine's running cluster) is not probed.
     """
-    host, port = _address_parts(address, " (from RAY_ADDRESS)" if from_env else "")
+    source = " (from RAY_ADDRESS)" if from_env else ""
+    host, port = _address_parts(address, source)
     if host is None:
         return
-    source = " (from RAY_ADDRESS)" if from_env else ""
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass

@@ -23,10 +23,15 @@ def closest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
     return hits
 
 
+def suggestion(hits: Iterable[str]) -> str:
+    """`` Did you mean 'a' or 'b'?`` for the names ``hits`` (empty for none)."""
+    hits = list(hits)
+    return f" Did you mean {' or '.join(repr(h) for h in hits)}?" if hits else ""
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     choices = sorted(choices)
-    hits = closest(name, choices)
-    hint = f" Did you mean {' or '.join(repr(h) for h in hits)}?" if hits else ""
+    hint = suggestion(closest(name, choices))
     return f"{hint} Known: {', '.join(choices)}." if choices else hint
 
 

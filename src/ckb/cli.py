@@ -283,7 +283,9 @@ def _experiment(
         if scales is not None and len(scales) > 1:
             from ckb.experiments.run import check_beta_scale_sweep
 
-            out = out or default_out(name, spec).with_name(f"{default_out(name, spec).name}-beta-sweep")
+            if out is None:
+                out = default_out(name, spec)
+                out = out.with_name(f"{out.name}-beta-sweep")
             check_beta_scale_sweep(spec, scales, out)  # every scale's spec and folder
         else:
             if scales is not None:
@@ -291,11 +293,10 @@ def _experiment(
 
                 spec = with_beta_scale(spec, scales[0])
             spec.check_size()
-            if out is None and scales is not None:  # beside the spec's own run, not in its folder
-                out = default_out(name, spec).with_name(
-                    f"{default_out(name, spec).name}-beta-scale-{scales[0]:g}"
-                )
-            out = out or default_out(name, spec)
+            if out is None:
+                out = default_out(name, spec)
+                if scales is not None:  # beside the spec's own run, not in its folder
+                    out = out.with_name(f"{out.name}-beta-scale-{scales[0]:g}")
             check_output_dir(out)
             spec.validate()  # a bad spec is named first, whatever the folder holds
             check_run_folder(spec, out)

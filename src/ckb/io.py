@@ -64,7 +64,9 @@ def _umask() -> int:
 
 
 def atomic_write(path: Path, write) -> None:
-    """Call ``write(file_object)`` on a temporary file next to ``path``, then rename it into place.
+    """Call ``write(file_object)`` on a temporary file next to ``path``, then rename it into place, and
+    remove the temporaries that a write of ``path`` killed in an earlier run left
+    (:func:`remove_stale_temporaries`).
 
     The file gets the mode of a file created with ``open`` (``0o666 & ~umask``), not ``mkstemp``'s 0600."""
     path = Path(path)
@@ -81,11 +83,13 @@ def atomic_write(path: Path, write) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    remove_stale_temporaries(path)  # of a write killed in an earlier run (kill -9)
 
 
 def remove_stale_temporaries(path: str | Path) -> list[Path]:
     """Remove the temporary files :func:`atomic_write` left next to ``path`` when its process was killed
-    mid-write (``.NAME.*.tmp`` last modified before ``path`` was): called once ``path`` is written again.
+    mid-write (``.NAME.*.tmp`` last modified before ``path`` was): called by :func:`atomic_write` once
+    ``path`` is written again.
     One newer than ``path`` may be another process's write in progress and is kept. Returns the removed."""
     path = Path(path)
     try:
@@ -176,11 +180,8 @@ class SavedState:
 
 
 def write_json(path: str | Path, obj: Any) -> None:
-    """``obj`` as JSON at ``path``, atomically; the temporaries of a write killed in an earlier run
-    (kill -9: ``summary.json``, ``spec.json``) go once ``path`` is written again."""
     text = json.dumps(obj, indent=2, default=_json_default).encode()
     atomic_write(Path(path), lambda fh: fh.write(text))
-    remove_stale_temporaries(path)
 
 
 def _json_default(o: Any) -> Any:

@@ -269,12 +269,11 @@ def holds_record(out: str | Path) -> bool:
 def record_spec(spec, out: str | Path, layout: str = EXPERIMENT) -> None:
     """Write :data:`SPEC_RECORD` under ``out``: the spec (``to_dict``) its results come from (``spec``
     None: a ``layout`` whose record names no spec, e.g. :data:`BENCHMARK_RUNS`)."""
-    from ckb.io import atomic_write, remove_stale_temporaries
+    from ckb.io import atomic_write
 
     kind, table = (None, None) if spec is None else (spec.kind, spec.to_dict())
     text = json.dumps({"layout": layout, "kind": kind, "spec": table}, indent=2, default=str)
     atomic_write(Path(out) / SPEC_RECORD, lambda fh: fh.write(text.encode()))
-    remove_stale_temporaries(Path(out) / SPEC_RECORD)  # of a write killed in an earlier run
 
 
 def sweep_recorded(

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ckb.io import atomic_write, remove_stale_temporaries, write_json
+from ckb.io import atomic_write, write_json
 
 
 def stats(values: np.ndarray) -> dict[str, Any]:
@@ -156,15 +156,13 @@ def plot_mean_curves(
 
 def save_figure(fig, path: Path, dpi: int = 110) -> None:
     """Write ``fig`` as a PNG at ``path`` atomically (a temporary file renamed into place, as every ckb
-    output), then close it. Before, a run interrupted while plotting left a cut PNG of 124 bytes. The
-    temporaries of a write killed in an earlier run (kill -9) go once the PNG is written again."""
+    output), then close it. Before, a run interrupted while plotting left a cut PNG of 124 bytes."""
     import matplotlib.pyplot as plt
 
     try:
         atomic_write(Path(path), lambda fh: fig.savefig(fh, dpi=dpi, format="png"))
     finally:
         plt.close(fig)
-    remove_stale_temporaries(path)
 
 
 # ----------------------------------------------------------------------------------- printed report

@@ -154,7 +154,15 @@ from typing import Any
 
 import numpy as np
 
-from ckb._validation import as_real_array, check_bool, check_scalar, closest, did_you_mean, short_repr
+from ckb._validation import (
+    as_real_array,
+    check_bool,
+    check_scalar,
+    closest,
+    did_you_mean,
+    short_repr,
+    suggestion,
+)
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.models import (
     OUTCOME_TRANSFORMS,
@@ -1327,7 +1335,7 @@ def _unknown_keyword(
     own += [k for k in extra if k not in own]
     synonym = _SYNONYMS.get(key)
     hits = [synonym] if synonym in own else closest(key, [*own, *sorted(valid)])
-    hint = f" Did you mean {' or '.join(repr(h) for h in hits)}?" if hits else ""
+    hint = suggestion(hits)
     if key in ("policy_params", "params", "constants"):
         hint = " Pass the policy's constants as keywords themselves (kappa=2.0), not as a dict."
     title = "ckb.Optimizer" if owner is Optimizer else owner.__name__

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from ckb._validation import one_line
 from ckb.errors import CKBError
-from ckb.io import load_state, remove_stale_temporaries
+from ckb.io import load_state
 from ckb.runner.executors import get_executor
 from ckb.runner.metrics import final_metrics
 from ckb.runner.trace import Trace
@@ -275,8 +275,7 @@ def execute(
                 f"{_describe_task(cfg, path, store.noun)} failed ({result}); the finished {store.noun}s are "
                 "kept: fix the cause and re-run the same command to resume."
             )
-        store.finish(path, result)
-        remove_stale_temporaries(path)  # of a write killed in an earlier run (kill -9)
+        store.finish(path, result)  # its atomic_write removed the temporaries a killed earlier run left
         yield cfg, path, result
 
 
