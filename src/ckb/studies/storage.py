@@ -19,7 +19,9 @@ Schema (version 1)::
 **Files ckb does not own are never changed.** Before anything is written, an existing file is opened
 read-only and must be a ckb study file (its ``meta`` table holds ``schema_version``, and it has ckb's
 ``studies``, ``trials`` and ``policy_states`` tables) or hold no table at all (a new, empty file); a foreign SQLite database, a file that is not SQLite, and a damaged or
-truncated one are refused with :class:`StudyFileError` naming the file, and stay byte-identical.
+truncated one are refused with :class:`StudyFileError` naming the file, and stay byte-identical. So is a
+file in WAL mode with no table and no ``-wal`` beside it (a study copied without the ``-wal`` that held
+it), which would otherwise read as empty and start the study over (:meth:`StudyStorage._check_wal_kept`).
 ``read_only=True`` (what ``ckb study list|show|export`` use) opens the file with SQLite's ``mode=ro``
 and never creates, converts or migrates it (in a directory it may not write to, where SQLite cannot
 create the ``-shm`` file a study in WAL mode needs, a study without a ``-wal`` holding changes is read
@@ -405,11 +407,13 @@ class StudyStorage:
                 self._prepare_writer()
             elif self.read_only:
                 self._open_existing()
+                self._check_wal_kept()
                 self._conn = self._open_read_only()
                 self._conn.execute("PRAGMA query_only = ON")
                 self._check_integrity(self._conn)
             else:
                 if self._open_existing(create=create):
+                    self._check_wal_kept()
                     self._check_writable()
                     kind = self._probe()  # read-only: a foreign file is refused before anything is written
                     # an empty file holds no study: only a caller that may create one may write the schema
@@ -499,6 +503,29 @@ class StudyStorage:
                 f"writable ({exc.strerror or exc}); choose a writable folder; nothing was created."
             ) from None
         return False
+
+    def _check_wal_kept(self) -> None:
+        """Refuse an existing file in SQLite's WAL mode that holds no table and has no ``-wal`` beside it.
+
+        Such a file is a study's first 4 KB copied or kept without the ``-wal`` that held its tables and
+        results (a backup or copy made while a writer had it open, by a ckb before every commit was
+        checkpointed into the file, or a ``-wal`` deleted after a crash): SQLite opens it as an empty
+        database, which a reader would call "empty" and a writer would silently start over. A new file
+        ckb creates is 0 bytes until its writer sets WAL mode, and that writer keeps the ``-wal`` open
+        until its schema is committed and checkpointed, so this never refuses a file being made."""
+        with open(self.path, "rb") as fh:
+            header = fh.read(100)
+        # bytes 18 and 19 of SQLite's header are the write and read versions: 2 means WAL mode
+        if header[:16] != b"SQLite format 3\x00" or header[18:20] != b"\x02\x02":
+            return
+        if Path(f"{self.path}-wal").exists() or int.from_bytes(header[28:32], "big") > 1:
+            return  # a -wal to read, or pages beyond the schema page: SQLite and _classify decide
+        raise StudyFileError(
+            f"{self.path} is in SQLite's WAL mode but holds no table, and {self.path.name}-wal is not beside "
+            "it: if it is a study, its tables and results were in that -wal file (a copy or backup made "
+            f"during a run, or a -wal deleted after a crash); put {self.path.name}-wal back beside it, or "
+            f"delete {self.path} to start a new study; nothing was changed."
+        )
 
     def _check_writable(self) -> None:
         """A writer needs to write the file and, for SQLite's ``-wal`` and ``-shm`` files, its folder: if
