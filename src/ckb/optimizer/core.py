@@ -819,6 +819,7 @@ class Optimizer:
         asking for a result first.
         """
         n = 1 if k is None else check_scalar(k, "k (number of points)", low=1, integer=True)
+        _import_models()  # a process's first ask imports them before its turn, not while others wait
         points = self._transact(lambda step: self._ask_step(step, n))
         return points[0] if k is None else np.stack(points)
 
@@ -1532,6 +1533,17 @@ def _maximizer(opts, d: int, rng, models, pending: np.ndarray, *, candidates=Non
     if done is not None:
         return _never_twice(maxi, pending, sep, done)
     return lambda fn: maxi(fn, exclude=pending, separation=sep)
+
+
+def _import_models() -> None:
+    """Import torch, BoTorch and GPyTorch (about 1 s the first time in a process, nothing after). An ask
+    decides in its process's turn on the study (:meth:`ckb.optimizer.study.Study.transact`), which the
+    other processes sharing the study wait for: a first import inside it made every other worker wait
+    that second too, at each process's first ask."""
+    import botorch.models
+    import botorch.optim  # noqa: F401
+    import gpytorch.mlls  # noqa: F401
+    import torch  # noqa: F401
 
 
 @contextmanager
