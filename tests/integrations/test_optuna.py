@@ -404,7 +404,7 @@ def test_a_resumed_study_keeps_the_policy_constants_it_was_started_with(monkeypa
     from ckb.rules.feasible_ei import PessimisticCEIRule
 
     kw = {"policy": "pcei", "seed": 3, **FAST}
-    _, full = _run(tmp_path / "full.db", 12, {**kw, "explore_kappa": 1.0})
+    full_sampler, full = _run(tmp_path / "full.db", 12, {**kw, "explore_kappa": 1.0})
     with monkeypatch.context() as patch:
         patch.setitem(PessimisticCEIRule.defaults, "explore_kappa", 1.0)
         _run(tmp_path / "split.db", 8, kw)
@@ -414,7 +414,8 @@ def test_a_resumed_study_keeps_the_policy_constants_it_was_started_with(monkeypa
         sampler, rest = _run(tmp_path / "split.db", 4, kw)
     assert len([w for w in seen if "resumes with" in str(w.message)]) == 1
     assert [t.params for t in rest.trials] == [t.params for t in full.trials]
-    assert sampler.policy_state(rest)["state"] == sampler.policy_state(full)["state"]
+    # each study inspected by its own sampler: another one's settings (explore_kappa given) are refused
+    assert sampler.policy_state(rest)["state"] == full_sampler.policy_state(full)["state"]
 
 
 @pytest.mark.parametrize(

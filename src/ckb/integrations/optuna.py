@@ -115,7 +115,11 @@ with its number, and nothing else is written (no failed trial, no attribute, no 
 Caveat: Optuna 5.0 on an SQLite storage can hand one ``WAITING`` trial to two threads of
 ``optimize(n_jobs > 1)`` (its own race, seen with plain ``enqueue_trial`` and RandomSampler too: the
 objective runs twice and Optuna raises that it cannot tell a finished trial). After a refused resume,
-run the queued trial with ``n_jobs=1`` (``optimize(..., n_trials=1)``) before going parallel.
+run the queued trial with ``n_jobs=1`` (``optimize(..., n_trials=1)``) before going parallel. Caveat:
+two processes that create a new SQLite storage at the same instant (each ``create_study(...,
+load_if_exists=True)`` on a file that does not exist yet) can collide in Optuna's own schema setup
+(``sqlite3.IntegrityError: UNIQUE constraint failed: alembic_version.version_num``, before any trial);
+create the study once before starting the processes.
 
 **Horizon.** Some policies set constants from the number of rounds T (CKB's ``V = G sqrt(T) / rho``,
 the penalty's epoch length) or spread a quantity over the rounds left (slack-cei's slack; pcei's
@@ -1328,7 +1332,9 @@ class CKBSampler(BaseSampler):
     def policy_state(self, study) -> dict[str, Any] | None:
         """The policy's state after the last decision and every result told since (what the next decision
         starts from), without writing anything: ``policy``, ``decisions``, ``observed`` (results folded),
-        ``state`` (its ``state_dict``) and ``internals``. None before the first decision."""
+        ``state`` (its ``state_dict``) and ``internals``. None before the first decision. A sampler whose
+        settings differ from the study's (another policy, seed, budget, ...) is refused with the one-line
+        error a resume gives: the state is the study's policy's, which another sampler cannot rebuild."""
         attrs = study._storage.get_study_system_attrs(study._study_id)
         if SPEC_KEY not in attrs:
             return None
@@ -1340,6 +1346,7 @@ class CKBSampler(BaseSampler):
         space = _Space(self.infer_relative_search_space(study, trials[-1]))
         minimize = study.direction == StudyDirection.MINIMIZE
         m, n_startup = int(spec["m"]), int(spec["n_startup_trials"])
+        self._check_spec(study, minimize, space.d, m)  # decided: compares, never writes
         data = _Data(trials, space, minimize, -1, self._design(space.d, space), n_startup, self._late(study))
         policy, _, _ = self._restore(
             chain[-1]["state"] if chain else self._initial_state(m, n_startup), m, n_startup
