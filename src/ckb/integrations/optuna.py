@@ -119,7 +119,10 @@ run the queued trial with ``n_jobs=1`` (``optimize(..., n_trials=1)``) before go
 two processes that create a new SQLite storage at the same instant (each ``create_study(...,
 load_if_exists=True)`` on a file that does not exist yet) can collide in Optuna's own schema setup
 (``sqlite3.IntegrityError: UNIQUE constraint failed: alembic_version.version_num``, before any trial);
-create the study once before starting the processes.
+create the study once before starting the processes. A trial whose process was killed stays
+``RUNNING`` in Optuna, and the sampler models it as a pending point in every later decision; an
+``optuna.storages.RDBStorage(url, heartbeat_interval=..., grace_period=...)`` lets Optuna fail such
+trials (``optimize`` calls ``fail_stale_trials``), after which they condition the models as failed points.
 
 **Horizon.** Some policies set constants from the number of rounds T (CKB's ``V = G sqrt(T) / rho``,
 the penalty's epoch length) or spread a quantity over the rounds left (slack-cei's slack; pcei's

@@ -186,9 +186,17 @@ class Step:
     def check_budget(self) -> None:
         """Raise :class:`BudgetExhaustedError` if no trial of the budget remains."""
         if self.remaining == 0:
+            pending = [int(t["number"]) for t in self.trials if t["state"] == "pending"]
+            more = ""
+            if pending:  # asks still out, maybe of a process that is gone: say which, and what to do
+                shown = ", ".join(map(str, pending[:10])) + (", ..." if len(pending) > 10 else "")
+                more = (
+                    f" {len(pending)} of them pending (trial(s) {shown}), asked by this or another process: "
+                    "tell their results (opt.pending() lists them) or tell them as failed."
+                )
             raise BudgetExhaustedError(
                 f"the budget of {self.budget} evaluations is used ({len(self.trials)} trials asked or told); "
-                "nothing was asked. Tell the pending trials; to go on, start a study with a larger budget."
+                f"nothing was asked.{more} To go past it, start a study with a larger budget."
             )
 
     def ask(self, x: np.ndarray, info: dict[str, Any], *, budgeted: bool = True) -> int:
