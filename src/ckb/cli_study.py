@@ -40,6 +40,7 @@ read as :class:`~ckb.studies.StudyStorage` says (a one-line error naming the fil
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import math
@@ -243,6 +244,10 @@ def _ours(out: Path, file: Path, name: str) -> None:
     )
 
 
+#: errors of a folder one may not write: permission, read-only file system
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 def _plot_target(file: Path, name: str, plot: Path | None) -> tuple[Path, str]:
     """The file the plot goes to and its format, checked before any work: ``--plot`` by matplotlib's
     rule (no extension: PNG, with ``.png`` appended) or the default :func:`_plot_name`; a format
@@ -410,11 +415,19 @@ def show_cmd(
     out, fmt = _plot_target(file, name, plot)
     spec, trials = _study(file, name)
     curves = _curves(trials, _minimize(spec), int(spec["m"]))
+    where = f"plot: {out}"
     try:  # first: a failure is the only output, and a reader that stops early (| head) still gets the plot
         _plot(curves, name, spec, out, fmt, _plot_tag(file, name))
     except Exception as exc:  # OSError, or a format whose writer needs a missing program (.pgf: xelatex)
-        hint = "" if plot is not None else "; pass --plot PATH to write it elsewhere"
-        _fail(DataFileError(f"could not write the plot {str(out)!r}: {one_line(exc)}{hint}"))
+        if plot is not None or getattr(exc, "errno", None) not in _NOT_WRITABLE:
+            hint = "" if plot is not None else "; pass --plot PATH to write it elsewhere"
+            _fail(DataFileError(f"could not write the plot {str(out)!r}: {one_line(exc)}{hint}"))
+        # the default path beside a study in a folder this user may not write (a shared or read-only
+        # study, which show is the documented way to read): the table still, and where a plot can go
+        where = (
+            f"plot: not written, the folder of {str(out)!r} is not writable ({exc.strerror or exc}); "
+            "pass --plot PATH to write it elsewhere"
+        )
     head, rows = _rows(spec, trials)
     t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
     for h in head[:-2]:
@@ -433,7 +446,7 @@ def show_cmd(
     _out().print(summary, soft_wrap=True, highlight=False)
     for line in _extra_summary(spec, trials):
         _out().print(line, soft_wrap=True, highlight=False, markup=False)
-    _out().print(f"plot: {out}", soft_wrap=True, highlight=False)
+    _out().print(where, soft_wrap=True, highlight=False)
 
 
 def _extra_summary(spec: dict[str, Any], trials: list[dict]) -> list[str]:

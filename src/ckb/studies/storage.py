@@ -366,6 +366,15 @@ def _classify(conn: sqlite3.Connection) -> tuple[str, list[str], str | None]:
     return "foreign", tables, None
 
 
+def _url_message(url: str) -> str:
+    """A storage given as a URL (Optuna's form): a ckb study is a file path; SQLAlchemy's
+    ``sqlite:///REL`` and ``sqlite:////ABS`` name the files REL and /ABS."""
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() == "sqlite" and rest.startswith("/") and len(rest) > 1:
+        return f"storage {url!r} is a database URL; ckb.Optimizer takes the study file's path: pass {rest[1:]!r}."
+    return f"storage {url!r} is a URL; ckb.Optimizer takes the path of a SQLite study file (no server)."
+
+
 class StudyStorage:
     """One SQLite study file (see the module docstring). Safe to use from several processes.
 
@@ -380,6 +389,8 @@ class StudyStorage:
     def __init__(
         self, path: str | Path, timeout: float = 60.0, *, read_only: bool = False, create: bool = True
     ) -> None:
+        if isinstance(path, str) and "://" in path:  # Path() would fold it: 'sqlite:/s.db', a bad folder
+            raise InvalidInputError(_url_message(path))
         self.path = Path(path)
         self.timeout = float(timeout)
         self.read_only = bool(read_only)
