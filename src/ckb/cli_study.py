@@ -18,7 +18,8 @@ three files, and a 300-character name a short one. The PNG records which study i
 path, ``show`` replaces only its own earlier plot of this study (or an empty file): anything else there
 (a user's file, an older plot, the plot of another study whose default path is the same, e.g. ``x.db``
 study ``y-z`` and ``x-y.db`` study ``z``) is refused with one line, and ``--plot PATH`` writes it
-elsewhere or replaces it, as asked.
+elsewhere or replaces it, as asked. In a folder the user may not write (a shared or read-only study),
+the default plot is skipped with a line saying so, and the table is shown all the same.
 ``export FILE NAME --out x.csv``: every trial as CSV (stdout without ``--out``).
 
 Reading only: the file is opened with SQLite's ``mode=ro`` (:class:`~ckb.studies.StudyStorage` with
