@@ -145,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         for mth, row in entry["methods"].items():
             if len(row["code"]) > 1:
                 console.print(
-                    f"[yellow]warning[/]: the {mth} runs on {p} used different ckb.optimizer code "
-                    f"({', '.join(row['code'])}); delete the stale runs and re-run.",
+                    f"[yellow]warning[/]: the {mth} runs on {p} were made by {len(row['code'])} versions of "
+                    f"ckb.optimizer's code ({', '.join(row['code'])}): comparable only where those versions "
+                    "decide alike (a refactor changes the digest, not the numbers); for one version's "
+                    "numbers, delete these runs and re-run.",
                     highlight=False,
                 )
     for e in summary["errors"]:

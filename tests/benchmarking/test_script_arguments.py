@@ -32,6 +32,11 @@ CASES = [
         ["--output", "file.json"],
     ),
     ("engine-output-exists", "bench_engine", ["--quick", "--output", "{tmp}/file.json"], ["file.json"]),
+    # bench_optimizer_ask.py: names, dimensions and the budget checked before any study runs
+    ("ask-policy-unknown", "bench_optimizer_ask", ["--policies", "pcei,nope"], ["'nope'", "Known"]),
+    ("ask-dims-word", "bench_optimizer_ask", ["--dims", "2,x"], ["--dims", "'x'"]),
+    ("ask-dims-0", "bench_optimizer_ask", ["--dims", "0"], ["--dims", "0"]),
+    ("ask-budget-small", "bench_optimizer_ask", ["--budget", "5"], ["--budget 5", "2d + 2"]),
     # bench_multiagent_backends.py: checked before Ray starts
     ("multiagent-agents-0", "bench_multiagent_backends", ["--agents", "0"], ["--agents", "0"]),
     ("multiagent-agents-word", "bench_multiagent_backends", ["--agents", "1,x"], ["--agents", "'x'"]),
