@@ -186,6 +186,7 @@ from ckb.optimizer.core import (
     _check_outcome_transform,
     _check_violation_budget,
     _fit_models,
+    _import_models,
     _kept_message,
     _maximizer,
     _plain_units,
@@ -1058,6 +1059,7 @@ class CKBSampler(BaseSampler):
         return _snapshot(self._make_policy(m, self._horizon(n_startup)), rng)
 
     def _decide(self, study, trial: FrozenTrial, space: _Space) -> dict[str, Any]:
+        _import_models()  # a process's first decision imports them before its turn, not while others wait
         with self._lock, self._turn(study, trial) as ticket:
             storage = study._storage
             trials = storage.get_all_trials(study._study_id, deepcopy=False)  # everything before our turn
