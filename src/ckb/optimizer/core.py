@@ -582,6 +582,7 @@ class Optimizer:
             raise
         # after the study opened: a refused resume says only why
         self._warn_unread_budget(goals["best-feasible"])
+        self._warn_gone_asks()
 
     # ----------------------------------------------------------------------------- construction
     def _warn_unread_budget(self, default: str) -> None:
@@ -596,6 +597,23 @@ class Optimizer:
                 UserWarning,
                 stacklevel=3,
             )
+
+    def _warn_gone_asks(self) -> None:
+        """Warn, on opening a study, of pending asks whose process (on this host) has ended: they hold
+        part of the budget until told, and the README's loop would otherwise end short without a word."""
+        lost = [p for p in self.study.pending() if p["gone"]]
+        if not lost:
+            return
+        trials = ", ".join(str(p["trial"]) for p in lost[:10]) + (", ..." if len(lost) > 10 else "")
+        pids = ", ".join(sorted({str(p["asked_by"]["pid"]) for p in lost})[:5])
+        warnings.warn(
+            f"study {self.study_name!r} has {len(lost)} pending ask(s) of a process on this host that has ended "
+            f"(trial(s) {trials}; pid {pids}): they hold {len(lost)} of the budget's {self.budget} evaluations "
+            "until told; tell their results (opt.pending() lists them, with 'gone': True) or tell them as "
+            "failed.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _check_design(self, design: Any, n_init: Any) -> tuple[np.ndarray | None, int]:
         """The user's initial design (validated, in the box, on the candidates if any) and its size."""
@@ -1192,8 +1210,10 @@ class Optimizer:
         return self.study.history()
 
     def pending(self) -> list[dict[str, Any]]:
-        """The trials asked and not yet told (e.g. by a process that crashed): ``[{"trial", "x"}, ...]``;
-        tell them by point or trial number."""
+        """The trials asked and not yet told (e.g. by a process that crashed): ``[{"trial", "x",
+        "asked_by", "gone"}, ...]``, ``asked_by`` the asking process (pid, host, start time; None for a
+        trial asked by a ckb before it was stored) and ``gone`` whether that process has ended (None when
+        unknown: another host); tell them by point or trial number."""
         return self.study.pending()
 
     def best_feasible(self) -> dict[str, Any] | None:

@@ -50,7 +50,7 @@ import numpy as np
 from ckb._validation import short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
-from ckb.studies.turns import StudyBusyError
+from ckb.studies.turns import StudyBusyError, gone, process_mark
 from ckb.violation import (
     euclidean_norm,
     positive_violation_per_constraint,
@@ -202,8 +202,9 @@ class Step:
     def ask(self, x: np.ndarray, info: dict[str, Any], *, budgeted: bool = True) -> int:
         """Record an asked point as a pending trial; its number. ``budgeted``: refused once the budget
         is used (False: a point told without an ask, which is never refused)."""
-        if budgeted:
+        if budgeted:  # an ask: which process asked it, so that a pending ask of one that is gone shows
             self.check_budget()
+            info = {**(info or {}), "asked_by": process_mark()}
         number = self._next
         self._next += 1
         self.trials.append({"number": number, "state": "pending", "x": x, "info": info})
@@ -392,7 +393,14 @@ class Study:
         return out
 
     def pending(self) -> list[dict[str, Any]]:
-        return [{"trial": t["number"], "x": t["x"]} for t in self.trials(state="pending")]
+        """``{"trial", "x", "asked_by", "gone"}`` per pending trial: the asking process's mark
+        (:func:`ckb.studies.turns.process_mark`, None for a trial asked without one) and whether that
+        process has ended (None: unknown, e.g. another host)."""
+        out = []
+        for t in self.trials(state="pending"):
+            mark = (t.get("info") or {}).get("asked_by")
+            out.append({"trial": t["number"], "x": t["x"], "asked_by": mark, "gone": gone(mark)})
+        return out
 
     def best_feasible(self, trials: list[dict] | None = None) -> dict[str, Any] | None:
         """The best complete trial with every constraint <= 0 (the first of equal ones), or None."""

@@ -31,7 +31,7 @@ import socket
 import sqlite3
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ckb.errors import CKBError
 
@@ -87,6 +87,21 @@ def _alive(pid: int, token: str) -> bool:
 
 
 _HOST = socket.gethostname()
+
+
+def process_mark() -> dict[str, Any]:
+    """Which process this is, to store with what it asks: ``{"pid", "host", "start"}`` (``start``: its
+    start time, so that a reused pid is not taken for it; "" where ``/proc`` is not available)."""
+    pid = os.getpid()
+    return {"pid": pid, "host": _HOST, "start": _start_token(pid)}
+
+
+def gone(mark: Any) -> bool | None:
+    """Whether the process of a :func:`process_mark` has ended: True or False on this host, None when
+    unknown (another host, or no mark: a trial asked before marks were stored)."""
+    if not isinstance(mark, dict) or mark.get("host") != _HOST or not isinstance(mark.get("pid"), int):
+        return None
+    return not _alive(mark["pid"], str(mark.get("start") or ""))
 
 
 @contextmanager
