@@ -61,6 +61,7 @@ from ckb._validation import one_line
 from ckb.cli_errors import fail as _fail
 from ckb.errors import CKBError, DataFileError
 from ckb.io import atomic_write
+from ckb.studies.turns import gone
 
 study_app = typer.Typer(
     add_completion=False,
@@ -430,6 +431,10 @@ def show_cmd(
             "pass --plot PATH to write it elsewhere"
         )
     head, rows = _rows(spec, trials)
+    for trial, row in zip(trials, rows):  # a pending ask no one will tell: say so where it stands
+        mark = (trial.get("info") or {}).get("asked_by")
+        if trial["state"] == "pending" and gone(mark) and not row[head.index("note")]:
+            row[head.index("note")] = f"asked by pid {mark['pid']}, which has ended"
     t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
     for h in head[:-2]:
         t.add_column(h, justify="left" if h in ("state", "source", "note") else "right", no_wrap=h != "note")

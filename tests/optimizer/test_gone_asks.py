@@ -51,3 +51,15 @@ def test_a_pending_ask_without_a_mark_or_of_another_host_is_unknown(tmp_path):
     assert gone(None) is None
     assert gone({"pid": 1, "host": "not-this-host", "start": ""}) is None
     assert gone({"pid": 2**22 + 12345, "host": __import__("socket").gethostname(), "start": ""}) is True
+
+
+def test_study_show_notes_a_pending_ask_of_an_ended_process(tmp_path):
+    from typer.testing import CliRunner
+
+    from ckb.cli_study import study_app
+
+    path = tmp_path / "s.db"
+    _ask_in_a_process_that_ends(path, 1)
+    res = CliRunner().invoke(study_app, ["show", str(path), "s"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "which has ended" in res.output and "pending" in res.output
