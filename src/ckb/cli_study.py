@@ -1,7 +1,8 @@
 """``ckb study list|show|export``: inspect a SQLite study file written by :class:`ckb.Optimizer`.
 
 ``list FILE``: every study with its policy, dimensions, trial counts and best feasible value.
-``show FILE NAME``: a table of the trials, a summary (evaluations, violations, best feasible value, the
+``show FILE NAME``: a table of the trials (a pending ask whose process on this host has ended noted as
+such), a summary (evaluations, violations, best feasible value, the
 violation budget and what is left of it, and the numerical trouble of the fits and acquisition
 maximizations: warnings counted per trial by :class:`ckb.Optimizer`, failed fits, the first messages)
 and a PNG plot of the best feasible value and the violation
