@@ -52,6 +52,20 @@ def _sleep_then_mark(task):
     return name
 
 
+def _alive(pid):  # a killed worker its parent has not reaped yet (a zombie) is dead too
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:  # gone in between
+        return False
+    except (OSError, IndexError):  # no /proc: os.kill's answer stands
+        return True
+
+
 def _fail_on_three(x):
     if x == 3:
         raise ValueError(f"task {x} fails")
@@ -96,22 +110,9 @@ def test_stopping_early_cancels_the_tasks_still_running(ray_local, tmp_path):
     pids = [int(p.read_text()) for p in tmp_path.glob("slow-*.pid")]
     deadline = time.monotonic() + 30.0  # a generous bound on Ray's kill, far below the tasks' 60 s
 
-    def alive(pid):  # a killed worker its parent has not reaped yet (a zombie) is dead too
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-        except FileNotFoundError:  # gone in between
-            return False
-        except (OSError, IndexError):  # no /proc: os.kill's answer stands
-            return True
-
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(alive(pid) for pid in pids)
+    assert not any(_alive(pid) for pid in pids)
     assert [p.name for p in tmp_path.glob("*.done")] == ["quick.done"]
 
 
@@ -260,3 +261,35 @@ def test_the_serial_executor_runs_tasks_with_one_blas_thread_as_workers_do():
         after = _blas_threads(None)
     assert got == [1, 1]
     assert after == before
+
+
+def test_a_cancel_ray_misses_is_sent_again(ray_local, tmp_path, monkeypatch):
+    """Ray can miss a force-cancel that arrives while a task is handed to a worker (ray-project/ray#24359;
+    once seen here under load: a slow task still ran 30 s after the sweep stopped). Simulated: the first
+    cancel of each task is dropped; the executor cancels what is still running again."""
+    import time
+
+    import ray
+
+    real_cancel, dropped = ray.cancel, set()
+
+    def drop_first(ref, **kwargs):
+        if ref not in dropped:
+            dropped.add(ref)
+            return None
+        return real_cancel(ref, **kwargs)
+
+    monkeypatch.setattr(ray, "cancel", drop_first)
+    tasks = [(0.0, str(tmp_path), "quick")] + [(60.0, str(tmp_path), f"slow-{i}") for i in range(3)]
+    results = RayExecutor(2).map_unordered(_sleep_then_mark, tasks)
+    assert next(results) == (tasks[0], "quick")
+    deadline = time.monotonic() + 30.0
+    while not list(tmp_path.glob("slow-*.pid")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a slow task runs (its first cancel, dropped, would leave it to its 60 s)
+    results.close()
+    pids = [int(p.read_text()) for p in tmp_path.glob("slow-*.pid")]
+    assert pids and dropped
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids)
+    assert [p.name for p in tmp_path.glob("*.done")] == ["quick.done"]

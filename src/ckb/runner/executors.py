@@ -240,12 +240,36 @@ class RayExecutor:
                     submit(limit)
                     yield tasks[i], result
         finally:  # an error, Ctrl-C, or the consumer closed the generator: cancel what is left
-            for ref in pending:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # already finished or gone
-                    pass
+            _cancel(ray, list(pending))
             session.close()
+
+
+#: seconds to wait for cancelled Ray tasks to end before cancelling the ones still running again
+CANCEL_WAIT = 2.0
+
+
+def _cancel(ray, refs: list) -> None:
+    """Force-cancel Ray tasks (``ray.cancel(ref, force=True)`` kills a running task's worker). Ray can
+    miss a cancel that arrives while a task is being handed to a worker (ray-project/ray#24359): such a
+    task then runs to its end (a trial of minutes) after the sweep has stopped. So the tasks that have not
+    ended :data:`CANCEL_WAIT` seconds later are cancelled once more; a cancelled task ends at once, so
+    this waits only when one was missed."""
+    for ref in refs:
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # already finished or gone
+            pass
+    if not refs:
+        return
+    try:
+        _, running = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT, fetch_local=False)
+    except Exception:  # Ray going down (Ctrl-C): nothing more to do
+        return
+    for ref in running:
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:
+            pass
 
 
 EXECUTORS = {"serial": SerialExecutor, "process": ProcessExecutor, "ray": RayExecutor}
