@@ -240,8 +240,10 @@ class RayExecutor:
                     submit(limit)
                     yield tasks[i], result
         finally:  # an error, Ctrl-C, or the consumer closed the generator: cancel what is left
-            _cancel(ray, list(pending))
-            session.close()
+            try:
+                _cancel(ray, list(pending))
+            finally:  # a second Ctrl-C during the cancel's short wait still closes the session
+                session.close()
 
 
 #: seconds to wait for cancelled Ray tasks to end before cancelling the ones still running again
