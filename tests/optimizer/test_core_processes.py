@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -186,7 +187,13 @@ def test_a_worker_killed_mid_run_does_not_hold_up_the_others(tmp_path):
         p.stdout.read()
         p.wait(timeout=300)
         assert p.returncode == 0
-    opt = _check_consistent(path, "k")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        opt = _check_consistent(path, "k")
     h = opt.history()
     assert sum(t["state"] == "pending" for t in h) <= 1
     assert sum(t["state"] == "complete" for t in h) >= 2 + 2 * 4
+    # the victim's pending ask, if it left one, is its own and marked as of an ended process, with a warning
+    assert [p["gone"] for p in opt.pending()] in ([], [True])
+    warned = [w for w in seen if "of a process on this host that has ended" in str(w.message)]
+    assert len(warned) == len(opt.pending())
