@@ -29,6 +29,13 @@ def suggestion(hits: Iterable[str]) -> str:
     return f" Did you mean {' or '.join(repr(h) for h in hits)}?" if hits else ""
 
 
+def listed(items: Iterable[Any], most: int = 10) -> str:
+    """``'0, 3, 7'``: the first ``most`` items, then ``', ...'`` if there are more (trial numbers in a
+    one-line message)."""
+    items = list(items)
+    return ", ".join(map(str, items[:most])) + (", ..." if len(items) > most else "")
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     choices = sorted(choices)
     hint = suggestion(closest(name, choices))

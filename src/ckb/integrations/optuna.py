@@ -178,7 +178,7 @@ except ImportError as exc:  # pragma: no cover - the optuna extra is missing
         sys.exit(f"error: {_MISSING}")
     raise ImportError(_MISSING) from exc
 
-from ckb._validation import check_bool, check_scalar, did_you_mean, short_repr
+from ckb._validation import check_bool, check_scalar, did_you_mean, listed, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.optimizer.core import (
     EXACT_NOISE_FLOOR,
@@ -370,7 +370,7 @@ def _trials_text(numbers: Sequence[int]) -> str:
         return f"trial {nums[0]}"
     if nums == list(range(nums[0], nums[-1] + 1)):
         return f"trials {nums[0]}-{nums[-1]}"
-    return "trials " + ", ".join(map(str, nums[:5])) + (", ..." if len(nums) > 5 else "")
+    return "trials " + listed(nums, most=5)
 
 
 def _describe(dist: BaseDistribution, other: BaseDistribution) -> str:

@@ -160,6 +160,7 @@ from ckb._validation import (
     check_scalar,
     closest,
     did_you_mean,
+    listed,
     short_repr,
     suggestion,
 )
@@ -348,9 +349,8 @@ def _check_resumable(store: StudyStorage, name: str, spec: dict[str, Any]) -> No
     blind = [t["number"] for t in store.trials(name) if t["info"] is None]
     if blind:
         cause = "its file has no info column" if not store.has_trial_info else "their info is empty"
-        listed = ", ".join(map(str, blind[:10])) + (" ..." if len(blind) > 10 else "")
         raise StudyFileError(
-            f"study {name!r} in {store.path}: trial(s) {listed} do not record where their points came from "
+            f"study {name!r} in {store.path}: trial(s) {listed(blind)} do not record where their points came from "
             f"({cause}; ckb.Optimizer records it for every trial, so the file was altered or written by "
             "other code), and resuming would ask the initial design again; `ckb study show` and `export` "
             "can read it; nothing was changed."
@@ -604,11 +604,10 @@ class Optimizer:
         lost = [p for p in self.study.pending() if p["gone"]]
         if not lost:
             return
-        trials = ", ".join(str(p["trial"]) for p in lost[:10]) + (", ..." if len(lost) > 10 else "")
         pids = ", ".join(sorted({str(p["asked_by"]["pid"]) for p in lost})[:5])
         warnings.warn(
             f"study {self.study_name!r} has {len(lost)} pending ask(s) of a process on this host that has ended "
-            f"(trial(s) {trials}; pid {pids}): they hold {len(lost)} of the budget's {self.budget} evaluations "
+            f"(trial(s) {listed(p['trial'] for p in lost)}; pid {pids}): they hold {len(lost)} of the budget's {self.budget} evaluations "
             "until told; tell their results (opt.pending() lists them, with 'gone': True) or tell them as "
             "failed.",
             UserWarning,

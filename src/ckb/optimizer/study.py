@@ -47,7 +47,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from ckb._validation import short_repr
+from ckb._validation import listed, short_repr
 from ckb.errors import CKBError, InvalidInputError
 from ckb.studies.storage import StudyFileError, StudyStorage, dumps, loads
 from ckb.studies.turns import StudyBusyError, gone, process_mark
@@ -189,9 +189,8 @@ class Step:
             pending = [int(t["number"]) for t in self.trials if t["state"] == "pending"]
             more = ""
             if pending:  # asks still out, maybe of a process that is gone: say which, and what to do
-                shown = ", ".join(map(str, pending[:10])) + (", ..." if len(pending) > 10 else "")
                 more = (
-                    f" {len(pending)} of them pending (trial(s) {shown}), asked by this or another process: "
+                    f" {len(pending)} of them pending (trial(s) {listed(pending)}), asked by this or another process: "
                     "tell their results (opt.pending() lists them) or tell them as failed."
                 )
             raise BudgetExhaustedError(
