@@ -418,13 +418,11 @@ class StudyStorage:
                 self._prepare_writer()
             elif self.read_only:
                 self._open_existing()
-                self._check_wal_kept()
                 self._conn = self._open_read_only()
                 self._conn.execute("PRAGMA query_only = ON")
                 self._check_integrity(self._conn)
             else:
                 if self._open_existing(create=create):
-                    self._check_wal_kept()
                     self._check_writable()
                     kind = self._probe()  # read-only: a foreign file is refused before anything is written
                     # an empty file holds no study: only a caller that may create one may write the schema
@@ -489,7 +487,8 @@ class StudyStorage:
         return conn
 
     def _open_existing(self, create: bool = False) -> bool:
-        """Check the path; create a new empty file if allowed. True: the file existed before."""
+        """Check the path (an existing file: readable, and not a study left without its ``-wal``,
+        :meth:`_check_wal_kept`); create a new empty file if allowed. True: the file existed before."""
         if self.path.is_dir():
             raise StudyFileError(f"{str(self.path)!r} is a directory; {_EXPECTED}.")
         if self.path.exists():
@@ -499,6 +498,7 @@ class StudyStorage:
                     f"cannot read {self.path}: permission denied (its mode is {mode}); ask its owner for "
                     "read access, or run as a user who has it; nothing was changed."
                 )
+            self._check_wal_kept()
             return True
         if not create:
             raise StudyFileError(f"no study file at {str(self.path)!r} ({_EXPECTED}); nothing was created.")
