@@ -20,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ckb.cli_errors import err, one_line_warnings
+from ckb.cli_errors import err, folder_option, one_line_warnings
 from ckb.cli_errors import fail as _fail
 from ckb.cli_reproduce import reproduce_command
 from ckb.cli_study import _pipe_closed, _quiet_stdout, study_app
@@ -189,7 +189,7 @@ def experiment_cmd(
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", "-s", help="Base seed (default: the spec's).")] = None,
     out: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--out",
             "-o",
@@ -266,6 +266,7 @@ def _experiment(
 
     # every argument is checked here, before anything runs or any folder is created
     try:
+        out = folder_option(out, "--out")
         load_plugins(plugin or [], " (--plugin)")
         for flag, val in (("--trials", trials), ("--horizon", horizon), ("--workers", workers)):
             if val is not None and val < 1:
@@ -372,9 +373,9 @@ def benchmark_constrained_cmd(
         str | None, typer.Option(help="Comma-separated: ckb policies, qlognei, sobol (default: all).")
     ] = None,
     workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes.")] = 2,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-        "benchmarks/results/constrained"
-    ),
+    out: Annotated[
+        str, typer.Option("--out", "-o", help="Output directory.")
+    ] = "benchmarks/results/constrained",
     plots: Annotated[bool, typer.Option(help="Write PNG plots.")] = True,
 ) -> None:
     """ckb.Optimizer's policies vs BoTorch's constrained qLogNEI vs Sobol search (resumable, parallel)."""
@@ -385,6 +386,7 @@ def benchmark_constrained_cmd(
         return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
 
     try:
+        out = folder_option(out, "--out")
         for flag, val, low in (("--workers", workers, 1), ("--seeds", seeds, 1), ("--budget/-T", budget, 2)):
             if val < low:
                 raise CKBError(f"{flag} must be >= {low}, got {val}.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from contextlib import contextmanager
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -27,6 +28,19 @@ def fail(exc: Exception) -> None:
     err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
     err.print(str(msg), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
+
+
+def folder_option(value: str | None, flag: str) -> Path | None:
+    """The folder option ``flag`` as a path (``None`` when not given). A blank value is refused
+    (:class:`ckb.errors.CKBError`): typer's ``Path("")`` is the working folder, which an unset shell variable
+    (``-o "$OUT"``) never means. Before, ``--out ""`` wrote the run's files into the working folder."""
+    from ckb.errors import CKBError
+
+    if value is None:
+        return None
+    if not value.strip():
+        raise CKBError(f"{flag} must be a folder path, got {value!r}; nothing was computed.")
+    return Path(value)
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ckb._validation import check_scalar
 from ckb.cli_errors import fail as _fail
-from ckb.cli_errors import one_line_warnings
+from ckb.cli_errors import folder_option, one_line_warnings
 from ckb.errors import CKBError
 
 console = Console()
@@ -32,10 +32,10 @@ def reproduce_command(
     list_: Annotated[bool, typer.Option("--list", help="List the papers and their claims counts.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="Reduced trials and horizon (tests, CI).")] = False,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Run folder (default runs/reproduce/PAPER).")
+        str | None, typer.Option("--out", help="Run folder (default runs/reproduce/PAPER).")
     ] = None,
     report_dir: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--report-dir", help="Report folder (default docs/reproduction; with --quick, the --out folder)."
         ),
@@ -71,6 +71,7 @@ def _reproduce(paper, list_, quick, out, report_dir, report_only, workers, execu
             table.add_row(p.short, p.citation, ", ".join(p.specs), str(len(p.claims)))
         console.print(table)
         return
+    out, report_dir = folder_option(out, "--out"), folder_option(report_dir, "--report-dir")
     if workers is not None:
         check_scalar(workers, "--workers", low=1, integer=True)  # the message `ckb experiment` gives
     p = load_paper(paper)

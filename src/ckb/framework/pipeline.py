@@ -60,6 +60,8 @@ def check_output_dir(out: str | Path) -> Path:
     ancestor) and in every existing folder of traces under it; else :class:`CKBError` naming it."""
     import tempfile
 
+    if isinstance(out, str) and not out.strip():  # Path("") is the working folder: never meant
+        raise CKBError(f"--out must be a folder path, got {out!r}; nothing was computed.")
     out = Path(out)
     probe = out
     while not probe.exists() and probe != probe.parent:
@@ -163,6 +165,10 @@ def _stored_record(out: Path) -> tuple[str, dict[str, Any] | None, Path] | None:
     if record.exists():
         try:
             data = json.loads(record.read_text())
+            if not isinstance(data, dict):  # before, a list said "list indices must be integers or slices"
+                raise ValueError(
+                    f"a JSON {type(data).__name__}, expected an object {{'layout': ..., 'spec': ...}}"
+                )
             layout, spec = data["layout"], data["spec"]
             if not isinstance(layout, str) or not (spec is None or isinstance(spec, dict)):
                 raise ValueError("expected {'layout': text, 'spec': table}")
@@ -382,13 +388,32 @@ def _run_locked(kind, spec, out: Path, on_done, plots: bool, options: dict[str, 
         results = _sweep_recorded(kind, spec, out, on_done, **options)
         summary, curves = kind.summarize(spec, results)
         _say_fewer_trials(out, spec)
-        kind.write(out, spec, summary)
+        with _report_writes(out, "the summary"):
+            kind.write(out, spec, summary)
         if plots:
-            summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
+            with _report_writes(out, "the plots"):
+                summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
         else:
             _say_stale_plots(out, kind.outputs(spec))
-        kind.finish(out, spec, summary)
+        with _report_writes(out, "the report"):
+            kind.finish(out, spec, summary)
     return summary
+
+
+@contextmanager
+def _report_writes(out: Path, what: str):
+    """An ``OSError`` while writing ``what`` after the sweep (a full disk, a file the user may not
+    replace) as one :class:`CKBError` line saying the trials are kept. Before, it ended in a traceback of
+    the PNG writer's internals, and nothing said that summary.json no longer matched the traces."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename2 or exc.filename
+        raise CKBError(
+            f"cannot write {what} under {str(out)!r} ({exc.strerror or exc}"
+            f"{f': {where}' if where else ''}); the trials are saved there: fix the cause and re-run the same "
+            "command to write it."
+        ) from None
 
 
 def _say_stale_plots(out: Path, names) -> None:

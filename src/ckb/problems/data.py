@@ -127,6 +127,11 @@ def find_data_file(filename: str, data_dir: str | os.PathLike | None = None) -> 
         )
     if directory is not None and (directory / filename).is_file():
         return directory / filename
+    if directory is not None and (directory / filename).exists():  # before: "not found", yet it is there
+        raise DataFileError(
+            f"data file {str(directory / filename)!r} is a directory or another non-file (from {how}), "
+            "expected the file itself: put the file there, or point data_dir elsewhere."
+        )
     if directory is None:
         searched = "no data directory was found; looked for " + ", ".join(
             str(p) for p in _checkout_candidates()
