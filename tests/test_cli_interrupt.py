@@ -51,3 +51,59 @@ def test_a_ctrl_c_before_any_trial_finished_does_not_say_trials_were_saved():
     )
     msg = " ".join(res.stderr.split())
     assert "finished trials are saved under runs/x; re-run the same command to resume." in msg
+
+
+def _start(args, tmp_path):
+    return subprocess.Popen(
+        [sys.executable, "-m", "ckb.cli", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's job or `timeout`'s command
+    )
+
+
+def _once_a_trace_is_written(proc, folder, timeout=120):
+    import time
+
+    end = time.monotonic() + timeout
+    while not any(folder.rglob("trial-*.npz")):
+        assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+        time.sleep(0.05)
+
+
+def test_sigterm_ends_an_experiment_as_ctrl_c_does(tmp_path):
+    """A fault-injection probe: SIGTERM (a batch scheduler, `kill`, `timeout`) ended a run with no note but
+    Python's "leaked semaphore objects" warning; now the Ctrl-C note, exit code 143, and the run resumes."""
+    import signal
+
+    args = ["experiment", "gpucb-synthetic", "-n", "200", "-T", "150", "-w", "2", "-o", "run", "--no-plots"]
+    proc = _start(args, tmp_path)
+    _once_a_trace_is_written(proc, tmp_path / "run")
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    msg = " ".join(stderr.split())
+    assert proc.returncode == 143, stderr
+    assert "terminated: finished trials are saved under run; re-run the same command to resume." in msg
+    assert "Traceback" not in stderr and "leaked" not in stderr, stderr
+
+
+def test_ctrl_c_to_the_process_group_of_a_reproduction_is_one_note(tmp_path):
+    """Before, `ckb reproduce` had no Ctrl-C note: a terminal's Ctrl-C (to the whole group, so the command
+    saw it twice with `timeout`) ended in a traceback from the process pool's exit hook."""
+    import os
+    import signal
+    import time
+
+    proc = _start(["reproduce", "zhou-ji-2022", "--quick", "--out", "q", "--workers", "2"], tmp_path)
+    _once_a_trace_is_written(proc, tmp_path / "q")
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.count("interrupted: finished runs are kept; re-run the same command to resume.") == 1, (
+        stderr
+    )
+    assert "Traceback" not in stderr, stderr

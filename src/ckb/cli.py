@@ -20,8 +20,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ckb.cli_errors import err, folder_option, one_line_warnings
+from ckb.cli_errors import err, folder_option, one_line_warnings, terminate_as_interrupt, terminated
 from ckb.cli_errors import fail as _fail
+from ckb.cli_errors import interrupted as _interrupted
 from ckb.cli_reproduce import reproduce_command
 from ckb.cli_study import _pipe_closed, _quiet_stdout, study_app
 from ckb.errors import CKBError
@@ -108,17 +109,6 @@ def _progress(description: str, total: int, out: Path, unit: str = "trial"):
                 f"no {unit} had finished, nothing new is under {out}; re-run the same command to run them."
             )
         _interrupted(f"finished {unit}s are saved under {out}; re-run the same command to resume.")
-
-
-def _interrupted(note: str) -> None:
-    """Ctrl-C: say ``note`` and exit 130, ignoring further Ctrl-Cs from then on. Before, a second and a
-    third Ctrl-C in quick succession printed the note twice, or a traceback from the process pool's exit
-    hook (the finished work was safe either way)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # until the process ends: its pools shut down in peace
-    err.print(f"[yellow]interrupted[/]: {note}")
-    raise typer.Exit(130)
 
 
 @app.command("list")
@@ -494,6 +484,9 @@ def main(args: list[str] | None = None) -> None:
     a number, a missing argument) as one ``error:`` line naming the command's ``--help``, as every other
     bad input is, instead of a boxed message of several lines; it exits with the command's code (2 for
     such an error), as ``app()`` does."""
+    import signal
+
+    signal.signal(signal.SIGTERM, terminate_as_interrupt)
     raise SystemExit(_main(args))
 
 
@@ -507,9 +500,9 @@ def _main(args: list[str] | None) -> int:
         err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
         err.print(f"{' '.join(text.split())} (see {where})", markup=False, highlight=False, soft_wrap=True)
         return int(getattr(exc, "exit_code", 2))
-    except typer.Abort:
-        err.print("Aborted.", soft_wrap=True)
-        return 1
+    except typer.Abort:  # Ctrl-C (or SIGTERM) in a command that keeps nothing to resume
+        err.print("Terminated." if terminated() else "Aborted.", soft_wrap=True)
+        return 143 if terminated() else 1
     return code if isinstance(code, int) else 0
 
 

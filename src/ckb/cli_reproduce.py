@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ckb._validation import check_scalar
 from ckb.cli_errors import fail as _fail
-from ckb.cli_errors import folder_option, one_line_warnings
+from ckb.cli_errors import folder_option, interrupted, one_line_warnings
 from ckb.errors import CKBError
 
 console = Console()
@@ -57,6 +57,8 @@ def reproduce_command(
             _reproduce(paper, list_, quick, out, report_dir, report_only, workers, executor)
     except CKBError as exc:
         _fail(exc)
+    except KeyboardInterrupt:  # before: no note, and a traceback from the process pool's exit hook
+        interrupted("finished runs are kept; re-run the same command to resume.")
 
 
 def _reproduce(paper, list_, quick, out, report_dir, report_only, workers, executor) -> None:
