@@ -120,6 +120,27 @@ def test_randomized_optimum_is_the_lp_over_distributions():
     assert q.utility_star_randomized == pytest.approx(2.0)
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-20, 1e15, 1e20, 1e300])
+def test_the_randomized_optimum_does_not_depend_on_the_units(scale):
+    """A probe multiplied the light-sensor data by 1e20: the LP (HiGHS, absolute tolerances) failed with
+    "Model error", reported as "no feasible distribution"; at 1e-20 it gave a wrong optimum silently. The
+    objective and each constraint are now scaled by powers of two before the LP. A hand-solved case:
+    E f over the mix of arms 0 and 1 with E g = 0 (weights 1/3, 2/3) is 4/3 + 1 = 7/3; arm 2 is worse."""
+    f, g = np.array([3.0, 2.0, 0.5]), np.array([[2.0, 0.0], [-1.0, -1.0], [-1.0, -2.0]])
+    p = _finite(f, g)
+    assert p.utility_star_randomized == pytest.approx(7 / 3, rel=1e-12)
+    q = _finite(f * scale, g * np.array([scale, 1.0]))  # the first constraint in other units too
+    assert q.utility_star_randomized == pytest.approx(7 / 3 * scale, rel=1e-9)
+
+
+def test_an_lp_that_fails_is_not_called_infeasible():
+    f = np.array([1.0, 2.0])
+    p = _finite(f, np.array([[-1.0], [1.0]]))
+    assert p.utility_star_randomized == pytest.approx(1.5)
+    with pytest.raises(InvalidInputError, match="no feasible distribution"):
+        _finite(f, np.array([[1.0], [2.0]])).utility_star_randomized  # noqa: B018 (and no feasible arm)
+
+
 def test_the_contract_is_reexported_where_it_used_to_live():
     import ckb.contract as contract
     import ckb.problems as problems

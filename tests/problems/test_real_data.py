@@ -185,6 +185,21 @@ def test_trial_on_finance_fixture_observes_real_prices(tmp_path):
     np.testing.assert_array_equal(tr.c[:, 0], 100.0 - tr.y)
 
 
+@pytest.mark.parametrize("scale", [2.0**-990, 2.0**500, 1e-300, 1e152, 1e300])
+def test_correlation_matrix_does_not_depend_on_the_units(scale):
+    """A probe multiplied the light-sensor readings by 1e152 (numpy's overflow warning in the variance, a
+    kernel of NaN) and by 1e-300 ("column 0 is constant": its spread underflowed)."""
+    import warnings
+
+    X = np.random.default_rng(0).normal(size=(7, 3)) + 5.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        K = correlation_matrix(X * scale)
+    if np.log2(scale).is_integer():
+        np.testing.assert_array_equal(K, correlation_matrix(X))  # a power of two: exactly the same
+    np.testing.assert_allclose(K, correlation_matrix(X), rtol=1e-12, atol=1e-12)
+
+
 def test_correlation_matrix_ddof_and_constant_column():
     X = np.random.default_rng(0).normal(size=(7, 3))
     K = correlation_matrix(X)

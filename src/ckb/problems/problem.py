@@ -225,20 +225,31 @@ class Problem:
                 self._lp_value = float(np.max(u))
             else:
                 n = u.shape[0]
+                # the objective and each constraint row scaled by a power of two near its largest
+                # magnitude (exact in floating point; the LP's solution is unchanged): HiGHS's tolerances
+                # are absolute, so before, values near 1e15 failed ("Model error") and values near 1e-20
+                # gave a wrong optimum without a word
+                su, sg = _power_of_two_scale(u), _power_of_two_scale(self.g_values, axis=0)
                 res = linprog(
-                    -u,
-                    A_ub=self.g_values.T,
+                    -u / su,
+                    A_ub=(self.g_values / sg).T,
                     b_ub=np.zeros(self.m),
                     A_eq=np.ones((1, n)),
                     b_eq=[1.0],
                     bounds=(0, None),
                     method="highs",
                 )
-                if res.status != 0:
+                if res.status == 2:
                     raise InvalidInputError(
                         f"problem {self.name!r}: no feasible distribution over the candidates ({res.message})."
                     )
-                self._lp_value = max(float(-res.fun), self.utility_star)
+                if res.status != 0:
+                    raise InvalidInputError(
+                        f"problem {self.name!r}: the best feasible distribution over the candidates could not be "
+                        f"computed ({res.message}); its values of f reach {np.max(np.abs(u)):.3g} and of g "
+                        f"{np.max(np.abs(self.g_values)):.3g}."
+                    )
+                self._lp_value = max(float(-res.fun) * su, self.utility_star)
         return self._lp_value
 
     def info(self) -> ProblemInfo:
@@ -361,3 +372,11 @@ def _table(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     out = arr.copy()
     out.setflags(write=False)
     return out
+
+
+def _power_of_two_scale(values: np.ndarray, axis=None):
+    """The power of two at or below the largest magnitude of ``values`` (per column with ``axis=0``; 1
+    where all are zero): dividing by it is exact in floating point and brings the largest to [1, 2)."""
+    top = np.max(np.abs(values), axis=axis)
+    scale = np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0))))
+    return float(scale) if axis is None else scale

@@ -76,6 +76,11 @@ def correlation_matrix(table: np.ndarray, *, what: str = "table", arm_names: Any
     """
     X = np.asarray(table, dtype=float)
     n = X.shape[0]
+    # each column divided by a power of two near its largest magnitude first (exact; the correlation is
+    # unchanged): before, readings near 1e152 overflowed in the variance and near 1e-300 underflowed to a
+    # zero spread, reported as "constant"
+    top = np.max(np.abs(X), axis=0)
+    X = X / np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0))))
     std = X.std(axis=0, ddof=1)
     if np.any(std == 0.0):
         j = int(np.flatnonzero(std == 0.0)[0])
