@@ -161,3 +161,20 @@ def test_ordinary_inputs_keep_the_bits_of_the_original_expression(nu, lengthscal
     np.testing.assert_array_equal(
         se(X1, X2), se.variance * np.exp(-0.5 * cdist(X1 / ls, X2 / ls, "sqeuclidean"))
     )
+
+
+def test_points_of_another_dimension_than_the_lengthscales_name_the_lengthscale():
+    """A probe wrote ``lengthscale = [0.1, 0.2]`` for a 1-D problem and read "X1 has 1 column(s) but the
+    kernel expects d = 2 inputs", naming neither the lengthscale nor its value."""
+    from ckb.errors import InvalidInputError
+    from ckb.kernels import Matern, SquaredExponential
+
+    for kernel in (SquaredExponential([0.1, 0.2]), Matern([0.1, 0.2], nu=1.5)):
+        with pytest.raises(
+            InvalidInputError,
+            match=r"X1 has 1 column\(s\) but the kernel's lengthscale \[0\.1, 0\.2\] "
+            r"has 2 entries, one per input: give 1 \(or one scalar\)\.",
+        ):
+            kernel(np.zeros((3, 1)))
+    with pytest.raises(InvalidInputError, match=r"X has 3 column\(s\) but the kernel's lengthscale"):
+        SquaredExponential([0.1, 0.2]).diag(np.zeros((2, 3)))

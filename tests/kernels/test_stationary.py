@@ -208,7 +208,7 @@ def test_non_finite_points_are_rejected(make, bad):
 @pytest.mark.parametrize("cls, kw", [(SquaredExponential, {}), (Matern, {"nu": 1.5})])
 def test_wrong_number_of_columns_is_rejected(cls, kw):
     ard = cls([0.5, 0.5], **kw)
-    with pytest.raises(InvalidInputError, match=r"3 column\(s\).*d = 2"):
+    with pytest.raises(InvalidInputError, match=r"3 column\(s\).*lengthscale \[0\.5, 0\.5\] has 2 entries"):
         ard(np.zeros((4, 3)))
     with pytest.raises(InvalidInputError, match="column"):
         ard(np.zeros((4, 2)), np.zeros((2, 1)))

@@ -42,6 +42,12 @@ class Kernel(ABC):
         if X.ndim != 2:
             raise InvalidInputError(f"{name} must be a 2-D array of points (n x d), got shape {X.shape}.")
         if self.input_dim is not None and X.shape[1] != self.input_dim:
+            ls = getattr(self, "lengthscale", None)  # where d comes from, which is what the user wrote
+            if np.ndim(ls) == 1:
+                raise InvalidInputError(
+                    f"{name} has {X.shape[1]} column(s) but the kernel's lengthscale {np.asarray(ls).tolist()} "
+                    f"has {self.input_dim} entries, one per input: give {X.shape[1]} (or one scalar)."
+                )
             raise InvalidInputError(
                 f"{name} has {X.shape[1]} column(s) but the kernel expects d = {self.input_dim} inputs."
             )
