@@ -173,3 +173,24 @@ def test_a_second_sweep_with_other_scales_keeps_the_earlier_rows(tmp_path):
     assert json.loads((tmp_path / "beta_scale_sweep.json").read_text())["scales"] == [0.5, 1.0, 2.0]
     other = run_beta_scale_sweep(spec.with_overrides(trials=2), [1.0], tmp_path, executor="serial")
     assert other["scales"] == [1.0]  # the earlier rows are of another number of trials: not mixed in
+
+
+def test_a_beta_scale_equal_to_the_specs_own_resumes_and_another_names_both_values(tmp_path):
+    """A probe: ``--beta-scale S -o F`` into a folder this spec wrote with its own top-level ``beta_scale``
+    = S was refused (the trials are the same ones), and another S was described as
+    "algorithms.X.beta_scale (only in this spec)", without the values. Folders compare each algorithm's
+    effective scale now."""
+    out = tmp_path / "run"
+    spec = _spec(tmp_path)  # gpucb-synthetic states beta_scale = 1.0 once, at the top
+    assert "\nbeta_scale = 1.0\n" in spec.read_text()
+    assert runner.invoke(app, ["experiment", str(spec), *SMALL, "-o", str(out)]).exit_code == 0
+    before = _snapshot(out / "traces")
+    same = runner.invoke(app, ["experiment", str(spec), *SMALL, "--beta-scale", "1", "-o", str(out)])
+    assert same.exit_code == 0 and "0 trial(s) run, 1 reused" in same.output, same.output
+    res = runner.invoke(
+        app, ["experiment", str(spec), *SMALL, "--beta-scale", "0.3", "-o", str(out)], env={"COLUMNS": "300"}
+    )
+    _one_line_error(res, "algorithms.igp-ucb.beta_scale (1.0 there, 0.3 here)")
+    again = runner.invoke(app, ["experiment", str(spec), *SMALL, "-o", str(out)])  # as first written
+    assert again.exit_code == 0 and "0 trial(s) run, 1 reused" in again.output, again.output
+    assert _snapshot(out / "traces") == before

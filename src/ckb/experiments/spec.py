@@ -161,6 +161,26 @@ class ExperimentSpec(SpecBase):
             return params
         return {**params, "beta_scale": self.beta_scale}
 
+    @classmethod
+    def results_view(cls, table: dict[str, Any]) -> dict[str, Any]:
+        """``table`` with its top-level ``beta_scale`` folded into each algorithm, as :meth:`policy_params`
+        does for the trials. Before, ``--beta-scale 0.2 -o F`` into a folder this spec wrote with its own
+        ``beta_scale = 0.2`` was refused though its trials are the same, and with 0.3 the message said
+        "algorithms.X.beta_scale (only in this spec)" without the values."""
+        from ckb.policies import POLICIES, init_parameters
+
+        scale, algorithms = table.get("beta_scale"), table.get("algorithms")
+        if scale is None or not isinstance(algorithms, dict):
+            return table
+        folded = {}
+        for label, body in algorithms.items():
+            policy = body.get("policy", label) if isinstance(body, dict) else None
+            if isinstance(body, dict) and "beta_scale" not in body and policy in POLICIES:
+                if "beta_scale" in init_parameters(POLICIES.get(policy)):
+                    body = {**body, "beta_scale": scale}
+            folded[label] = body
+        return {**{k: v for k, v in table.items() if k != "beta_scale"}, "algorithms": folded}
+
     def validate(self) -> ExperimentSpec:
         """Build the problem, environment and every policy of trial 0 once, so bad values fail before a sweep."""
         from ckb.policies import POLICIES, init_parameters

@@ -242,8 +242,9 @@ def check_results_folder(spec, out: str | Path, layout: str = EXPERIMENT) -> Non
         return  # unknown spec: the sweep still refuses any task stored with another configuration
     not_results = getattr(spec, "NOT_RESULTS", ())
     per_algorithm = getattr(spec, "NOT_RESULTS_PER_ALGORITHM", ())
-    old = _results_identity(had_spec, not_results, per_algorithm)
-    new = _results_identity(spec.to_dict(), not_results, per_algorithm)
+    view = type(spec).results_view
+    old = _results_identity(view(had_spec), not_results, per_algorithm)
+    new = _results_identity(view(spec.to_dict()), not_results, per_algorithm)
     if not _same(old, new):
         name = had_spec.get("name")
         whose = (

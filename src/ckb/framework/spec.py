@@ -104,6 +104,14 @@ class SpecBase:
     #: :attr:`NOT_RESULTS`; e.g. where a multi-agent label's agents run)
     NOT_RESULTS_PER_ALGORITHM: ClassVar[tuple[str, ...]] = ()
 
+    @classmethod
+    def results_view(cls, table: dict[str, Any]) -> dict[str, Any]:
+        """A :meth:`to_dict` table (this spec's or one an output folder recorded) in the form its results
+        are compared in (:func:`ckb.framework.pipeline.check_results_folder`): a kind whose spec states a
+        default once for all its algorithms folds it into each, so two ways of writing one configuration
+        are the same. The table as it is, by default."""
+        return table
+
     # ------------------------------------------------------------------ build
     @classmethod
     def from_dict(cls, raw: dict[str, Any], source: str = ""):
