@@ -144,3 +144,22 @@ def test_usage_errors_of_the_console_script_are_one_line():
         assert res.stderr.count("\n") == 1 and res.stderr.rstrip().endswith(" --help)")
     assert ckb("--version").returncode == 0
     assert ckb("spec", "nope").returncode == 2  # ckb's own one-line errors keep their code
+
+
+def test_a_value_typer_cannot_parse_is_repeated_in_the_error():
+    """A probe: ``-T abc``, ``-n 1.5`` and ``--workers x`` said "Input should be a valid integer" without
+    the value given; every other bad value is named in its message."""
+    import subprocess
+    import sys
+
+    for args, given in (
+        (["experiment", "gpucb-synthetic", "-T", "abc"], "got 'abc' (see "),
+        (["experiment", "gpucb-synthetic", "--trials=1.5"], "got '1.5' (see "),
+        (["reproduce", "zhou-ji-2022", "--workers", "x"], "got 'x' (see "),
+        (["benchmark", "constrained", "--seeds", "2", "--seeds", "y"], "got 'y' (see"),  # the last one given
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "ckb.cli", *args], capture_output=True, text=True, timeout=120
+        )
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert given in res.stderr, res.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -497,6 +498,9 @@ def _main(args: list[str] | None) -> int:
         text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         ctx = getattr(exc, "ctx", None)
         where = f"{ctx.command_path} --help" if ctx is not None else "ckb --help"
+        given = _given(sys.argv[1:] if args is None else args, getattr(exc, "param", None))
+        if given is not None and repr(given) not in text:  # typer's "Input should be a valid integer"
+            text = f"{text.rstrip('.')}, got {given!r}"
         err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
         err.print(f"{' '.join(text.split())} (see {where})", markup=False, highlight=False, soft_wrap=True)
         return int(getattr(exc, "exit_code", 2))
@@ -504,6 +508,19 @@ def _main(args: list[str] | None) -> int:
         err.print("Terminated." if terminated() else "Aborted.", soft_wrap=True)
         return 143 if terminated() else 1
     return code if isinstance(code, int) else 0
+
+
+def _given(args: list[str], param) -> str | None:
+    """The value the command line gave the option ``param`` (its last occurrence: ``--opt V`` or
+    ``--opt=V``), for a usage error that does not repeat it; ``None`` if not found."""
+    value = None
+    for k, token in enumerate(args):
+        for opt in getattr(param, "opts", ()) if getattr(param, "param_type_name", "") == "option" else ():
+            if token == opt and k + 1 < len(args):
+                value = args[k + 1]
+            elif token.startswith(f"{opt}=") and opt.startswith("--"):
+                value = token[len(opt) + 1 :]
+    return value
 
 
 if __name__ == "__main__":  # pragma: no cover
