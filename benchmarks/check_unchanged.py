@@ -34,7 +34,8 @@ def _numbers(obj, prefix=""):
     out = {}
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if "second" in k or k in ("time", "wall", "cpu", "elapsed"):
+            # "seconds", not "second": a log-log slope "over the second half" is a result
+            if "seconds" in k or k in ("time", "wall", "cpu", "elapsed"):
                 continue
             out.update(_numbers(v, f"{prefix}{k}."))
     elif isinstance(obj, list):
