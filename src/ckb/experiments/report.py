@@ -97,7 +97,7 @@ def summarize(
             **checkpoint_means(cv, ts, ("regret_over_t", "violation_over_t", "positive_violation_over_t")),
             # growth exponent of the trial-mean curve over the second half: < 1 means sublinear
             "loglog_slope_second_half": loglog_slopes(
-                cv, ("regret", "positive_violation", "violating_rounds")
+                cv, ("regret", "violation", "positive_violation", "violating_rounds")
             ),
         }
         if getattr(spec, "report", {}).get("utility"):
