@@ -20,7 +20,8 @@ _WORKER = textwrap.dedent(
     import ckb
 
     path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="penalty-noisy", budget=40, n_init=3, S=2,
+    budget = int(sys.argv[4]) if len(sys.argv) > 4 else 40
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, policy="penalty-noisy", budget=budget, n_init=3, S=2,
                         storage=path, study_name=name, refit_every=4, num_restarts=2, raw_samples=32, maxiter=50)
     for i in range(n):
         x = opt.ask()
@@ -169,12 +170,16 @@ def test_a_worker_killed_mid_run_does_not_hold_up_the_others(tmp_path):
     skipped, the others finish, and the study keeps every told result and at most its one pending ask."""
     path = tmp_path / "killed.db"
     victim = subprocess.Popen(
-        [sys.executable, "-c", _WORKER, str(path), "k", "1000"], stdout=subprocess.PIPE, text=True
+        # a budget the victim cannot use up alone while the others start (imports take seconds on a loaded
+        # machine: with 40, a CI run saw the victim spend it all and the others end in BudgetExhaustedError)
+        [sys.executable, "-c", _WORKER, str(path), "k", "1000", "400"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert victim.stdout.readline() != ""  # it has created the study and told one result
     others = [
         subprocess.Popen(
-            [sys.executable, "-c", _WORKER, str(path), "k", "4"], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", _WORKER, str(path), "k", "4", "400"], stdout=subprocess.PIPE, text=True
         )
         for _ in range(2)
     ]
