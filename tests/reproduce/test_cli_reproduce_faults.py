@@ -137,6 +137,25 @@ def test_report_only_over_a_summary_of_another_layout_is_one_line(tmp_path):
     assert (docs / f"{PAPER}.md").read_text() == before
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_report_only_over_a_non_finite_statistic_is_one_line_and_keeps_the_report(tmp_path, bad):
+    """A reproduce probe put a NaN into a summary's mean: it was judged, the reason blamed the reference
+    ("penalty-5's mean affine_shift is 0"), and the correct report on disk was replaced (exit code 0)."""
+    from ckb.reproduce import load_paper
+
+    claim = next(c for c in load_paper(PAPER).claims if c.stat in ("mean", "median") and c.algorithm)
+    body = {"algorithms": {claim.algorithm: {claim.metric: {claim.stat: bad, "values": [1.0]}}}}
+    _paper_scale_summary(tmp_path / "runs", body, claim.experiment)  # json writes NaN and Infinity
+    docs = tmp_path / "docs"
+    before = _a_report(docs).read_text()
+    line = _one_line_error(
+        _invoke(PAPER, "--report-only", "--out", str(tmp_path / "runs"), "--report-dir", str(docs))
+    )
+    assert f"summary.json cannot be read for the claim {claim.id!r}" in line
+    assert f"{claim.algorithm}'s {claim.stat} {claim.metric} is {bad}, not a finite number" in line
+    assert (docs / f"{PAPER}.md").read_text() == before
+
+
 def test_a_report_dir_that_is_a_file_is_refused_before_any_run(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("mine")

@@ -58,19 +58,30 @@ def statistic(summary: dict[str, Any], algorithm: str, metric: str, stat: str) -
         val = slopes.get(metric) if isinstance(slopes, dict) else None
         if val is None:
             raise KeyError(f"no log-log slope of {metric!r} for {algorithm!r}")
-        return float(val)
+        return _finite(float(val), f"{algorithm}'s log-log slope of {metric}")
     try:
         entry = summary["algorithms"][algorithm][metric]
     except KeyError:
         raise KeyError(f"no metric {metric!r} for {algorithm!r} in the summary") from None
     if stat in ("mean", "median"):
-        return float(entry[stat])
+        return _finite(float(entry[stat]), f"{algorithm}'s {stat} {metric}")
     values = np.asarray(entry["values"], dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{algorithm}'s {metric} values include {values[~np.isfinite(values)][0]}")
     if stat == "share_le_zero":
         return float(np.mean(values <= 0.0))
     if stat == "share_zero":
         return float(np.mean(values == 0.0))
     raise KeyError(f"unknown statistic {stat!r}")
+
+
+def _finite(value: float, what: str) -> float:
+    """``value`` if finite; else ValueError naming ``what`` (a summary edited or written by a failed run:
+    :func:`ckb.reproduce.runner` refuses it and keeps the report). Before, a NaN mean was judged, blamed
+    on the reference ("penalty-5's mean affine_shift is 0") and replaced a correct report."""
+    if not math.isfinite(value):
+        raise ValueError(f"{what} is {value}, not a finite number")
+    return value
 
 
 def _fmt(x: float) -> str:
