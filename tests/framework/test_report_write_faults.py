@@ -14,17 +14,10 @@ from typer.testing import CliRunner
 
 from ckb.cli import app
 from ckb.problems.data import DataFileError, find_data_file
+from tests.framework.test_output_folder_faults import _one_line_error
 
 runner = CliRunner()
 SMALL = ["-n", "1", "-T", "5", "--executor", "serial"]
-
-
-def _one_line_error(res, *fragments):
-    assert res.exit_code == 2, res.output
-    lines = [line for line in res.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def _failing_replace(monkeypatch, suffix, error):
