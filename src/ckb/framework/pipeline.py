@@ -61,7 +61,7 @@ def check_output_dir(out: str | Path) -> Path:
     import tempfile
 
     if isinstance(out, str) and not out.strip():  # Path("") is the working folder: never meant
-        raise CKBError(f"--out must be a folder path, got {out!r}; nothing was computed.")
+        raise CKBError(f"out must be a folder path, got {out!r}; nothing was computed.")
     out = Path(out)
     probe = out
     while not probe.exists() and probe != probe.parent:
