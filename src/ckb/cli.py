@@ -513,9 +513,11 @@ def _main(args: list[str] | None) -> int:
 def _given(args: list[str], param) -> str | None:
     """The value the command line gave the option ``param`` (its last occurrence: ``--opt V`` or
     ``--opt=V``), for a usage error that does not repeat it; ``None`` if not found."""
+    if getattr(param, "param_type_name", "") != "option":
+        return None
     value = None
     for k, token in enumerate(args):
-        for opt in getattr(param, "opts", ()) if getattr(param, "param_type_name", "") == "option" else ():
+        for opt in param.opts:
             if token == opt and k + 1 < len(args):
                 value = args[k + 1]
             elif token.startswith(f"{opt}=") and opt.startswith("--"):

@@ -229,7 +229,7 @@ class Problem:
                 # magnitude (exact in floating point; the LP's solution is unchanged): HiGHS's tolerances
                 # are absolute, so before, values near 1e15 failed ("Model error") and values near 1e-20
                 # gave a wrong optimum without a word
-                su, sg = _power_of_two_scale(u), _power_of_two_scale(self.g_values, axis=0)
+                su, sg = power_of_two_scale(u), power_of_two_scale(self.g_values, axis=0)
                 res = linprog(
                     -u / su,
                     A_ub=(self.g_values / sg).T,
@@ -374,7 +374,7 @@ def _table(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     return out
 
 
-def _power_of_two_scale(values: np.ndarray, axis=None):
+def power_of_two_scale(values: np.ndarray, axis=None):
     """The power of two at or below the largest magnitude of ``values`` (per column with ``axis=0``; 1
     where all are zero): dividing by it is exact in floating point and brings the largest to [1, 2)."""
     top = np.max(np.abs(values), axis=axis)

@@ -61,7 +61,7 @@ from ckb.problems.data import (
     load_light_sensor,
 )
 from ckb.problems.noise import ResampledReadings
-from ckb.problems.problem import Problem
+from ckb.problems.problem import Problem, power_of_two_scale
 from ckb.problems.registry import PROBLEMS
 from ckb.problems.safety import kernel_distances, safety_hints
 
@@ -79,8 +79,7 @@ def correlation_matrix(table: np.ndarray, *, what: str = "table", arm_names: Any
     # each column divided by a power of two near its largest magnitude first (exact; the correlation is
     # unchanged): before, readings near 1e152 overflowed in the variance and near 1e-300 underflowed to a
     # zero spread, reported as "constant"
-    top = np.max(np.abs(X), axis=0)
-    X = X / np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0))))
+    X = X / power_of_two_scale(X, axis=0)
     std = X.std(axis=0, ddof=1)
     if np.any(std == 0.0):
         j = int(np.flatnonzero(std == 0.0)[0])

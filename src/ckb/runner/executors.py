@@ -256,18 +256,19 @@ def _cancel(ray, refs: list) -> None:
     task then runs to its end (a trial of minutes) after the sweep has stopped. So the tasks that have not
     ended :data:`CANCEL_WAIT` seconds later are cancelled once more; a cancelled task ends at once, so
     this waits only when one was missed."""
-    for ref in refs:
-        try:
-            ray.cancel(ref, force=True)
-        except Exception:  # already finished or gone
-            pass
+    _cancel_each(ray, refs)
     if not refs:
         return
     try:
         _, running = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT, fetch_local=False)
     except Exception:  # Ray going down (Ctrl-C): nothing more to do
         return
-    for ref in running:
+    _cancel_each(ray, running)
+
+
+def _cancel_each(ray, refs: list) -> None:
+    """``ray.cancel(ref, force=True)`` for each of ``refs``, passing over those already finished or gone."""
+    for ref in refs:
         try:
             ray.cancel(ref, force=True)
         except Exception:
