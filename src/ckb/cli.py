@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ckb.cli_errors import err, folder_option, one_line_warnings, terminate_as_interrupt, terminated
+from ckb.cli_errors import err, folder_option, one_line_warnings
 from ckb.cli_errors import fail as _fail
 from ckb.cli_errors import interrupted as _interrupted
 from ckb.cli_reproduce import reproduce_command
@@ -485,9 +485,6 @@ def main(args: list[str] | None = None) -> None:
     a number, a missing argument) as one ``error:`` line naming the command's ``--help``, as every other
     bad input is, instead of a boxed message of several lines; it exits with the command's code (2 for
     such an error), as ``app()`` does."""
-    import signal
-
-    signal.signal(signal.SIGTERM, terminate_as_interrupt)
     raise SystemExit(_main(args))
 
 
@@ -504,9 +501,9 @@ def _main(args: list[str] | None) -> int:
         err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
         err.print(f"{' '.join(text.split())} (see {where})", markup=False, highlight=False, soft_wrap=True)
         return int(getattr(exc, "exit_code", 2))
-    except typer.Abort:  # Ctrl-C (or SIGTERM) in a command that keeps nothing to resume
-        err.print("Terminated." if terminated() else "Aborted.", soft_wrap=True)
-        return 143 if terminated() else 1
+    except typer.Abort:
+        err.print("Aborted.", soft_wrap=True)
+        return 1
     return code if isinstance(code, int) else 0
 
 

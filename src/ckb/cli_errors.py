@@ -66,32 +66,13 @@ def one_line_warnings():
         yield
 
 
-#: set by the console script's SIGTERM handler (:func:`terminate_as_interrupt`)
-_TERMINATED = {"yes": False}
-
-
-def terminated() -> bool:
-    """Whether this process was sent SIGTERM (and handles it as Ctrl-C: :func:`terminate_as_interrupt`)."""
-    return _TERMINATED["yes"]
-
-
-def terminate_as_interrupt(signum, frame) -> None:
-    """SIGTERM (``kill``, a batch scheduler, ``timeout``) ends a command as Ctrl-C does: its workers are
-    stopped, :func:`interrupted` says what is kept, the exit code is 143. Installed by the ``ckb`` console
-    script. Before, a run ended silently but for Python's "leaked semaphore objects" warning (its finished
-    trials were kept)."""
-    _TERMINATED["yes"] = True
-    raise KeyboardInterrupt
-
-
 def interrupted(note: str) -> None:
-    """Ctrl-C: say ``note`` and exit 130, ignoring further Ctrl-Cs (and SIGTERMs) from then on; after a
-    SIGTERM, the same with exit code 143. Before, a second and a third Ctrl-C in quick succession (``timeout``
-    and a terminal send one to the process and one to its group) printed the note twice, or a traceback from
-    the process pool's exit hook (the finished work was safe either way)."""
+    """Ctrl-C: say ``note`` and exit 130, ignoring further Ctrl-Cs from then on. Before, a second and a
+    third Ctrl-C in quick succession (``timeout`` and a terminal send one to the process and one to its
+    group) printed the note twice, or a traceback from the process pool's exit hook (the finished work was
+    safe either way)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # until the process ends: its pools shut down in peace
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    err.print(f"[yellow]{'terminated' if terminated() else 'interrupted'}[/]: {note}")
-    raise typer.Exit(143 if terminated() else 130)
+    err.print(f"[yellow]interrupted[/]: {note}")
+    raise typer.Exit(130)
