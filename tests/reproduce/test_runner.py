@@ -90,6 +90,40 @@ def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path
     assert (docs / "README.md").read_text() == "# My project\n"
 
 
+@pytest.mark.parametrize("quick", [False, True])
+def test_a_report_file_ckb_did_not_write_is_refused_before_any_run(tmp_path, quick):
+    """A user's own PAPER.md in the report folder (e.g. their notes on the paper, beside their project's
+    docs) was replaced by the report without a word; a folder of that name would end in a traceback."""
+    import json
+
+    from ckb.errors import CKBError
+    from ckb.experiments.spec import load_spec
+    from ckb.reproduce import load_paper, reproduce
+
+    paper = load_paper("shi-eryilmaz-2022")
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    for spec in paper.specs:
+        (runs / spec).mkdir(parents=True)
+        scale = {"horizon": 10, "trials": 1} if quick else {"horizon": load_spec(spec).horizon}
+        scale.setdefault("trials", load_spec(spec).trials)
+        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    docs.mkdir()
+    mine = docs / f"{paper.short}.md"
+    mine.write_text("# My notes on Shi & Eryilmaz\n\nVerdicts: mine.\n")
+    with pytest.raises(CKBError, match=r"shi-eryilmaz-2022\.md' exists and is not a report ckb reproduce wrote"):
+        reproduce(paper.short, runs, run=False, quick=quick, report_dir=docs)
+    assert mine.read_text() == "# My notes on Shi & Eryilmaz\n\nVerdicts: mine.\n"
+    assert sorted(p.name for p in docs.iterdir()) == [mine.name]
+    mine.unlink()
+    mine.mkdir()
+    with pytest.raises(CKBError, match="is not a report ckb reproduce wrote"):
+        reproduce(paper.short, runs, run=False, quick=quick, report_dir=docs)
+    mine.rmdir()  # a report ckb wrote is replaced, as before
+    reproduce(paper.short, runs, run=False, quick=quick, report_dir=docs)
+    assert mine.read_text().startswith("# Reproduction: ")
+    reproduce(paper.short, runs, run=False, quick=quick, report_dir=docs)
+
+
 def test_a_quick_run_does_not_replace_a_paper_scale_report(tmp_path):
     """``--quick --report-dir DIR`` over a paper-scale report replaced it by the quick verdicts (under the
     banner "not a reproduction") with exit 0: refused now, the report left byte for byte."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from ckb.errors import CKBError
 from ckb.reproduce.claims import Paper, load_paper
-from ckb.reproduce.report import check_index, read_tally, write_index, write_report
+from ckb.reproduce.report import check_index, check_report, read_tally, write_index, write_report
 from ckb.reproduce.verdict import NOT_RUN, judge
 
 QUICK_TRIALS = 2
@@ -100,6 +100,7 @@ def reproduce(
         raise CKBError(f"report folder {str(target)!r} is a file, expected a folder; nothing was run.")
     if not quick:  # before any run: a folder whose README.md is not ours is refused up front
         check_index(target)
+    check_report(target / f"{paper.short}.md")  # and so is a PAPER.md we did not write
     summaries: dict[str, dict[str, Any] | None] = {}
     for spec_name in paper.specs:
         spec = load_spec(spec_name)
