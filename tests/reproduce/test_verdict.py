@@ -105,6 +105,26 @@ def test_a_falling_cumulative_curve_has_no_growth_rate():
     assert v.verdict == PARTLY and v.value == "slope -1.39" and "falls" in v.reason
 
 
+def test_a_violation_that_ends_at_zero_is_sublinear():
+    """A CV that ended at exactly 0 in every trial (Shi & Eryilmaz's exact data-rate run) was judged only
+    'partly' sublinear, by the rule for a regret that ends below 0 (no growth rate to measure). A violation
+    is >= 0, so ending at 0 is bounded: reproduced. A regret that ends at 0 stays 'partly'."""
+    zero = {
+        "algorithms": {"z": {"violation": _entry([0.0, 0.0]), "regret": _entry([0.0, 0.0])}},
+        "checkpoints": {
+            "z": {
+                "loglog_slope_second_half": {"violation": None, "regret": None},
+                "violation_over_t": [0.4, 0.0, 0.0],
+                "regret_over_t": [0.4, 0.0, 0.0],
+            }
+        },
+    }
+    v = judge(_c(metric="violation", stat="slope", kind="sublinear", algorithm="z"), zero)
+    assert v.verdict == REPRODUCED and v.value == "violation/t 0" and "ends at 0" in v.reason
+    v = judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="z"), zero)
+    assert v.verdict == PARTLY and "ends <= 0" in v.reason
+
+
 def test_lowest_compares_the_first_with_each_other_and_nothing_between_the_others():
     # d 1 below c 2 and below b 6; c vs b (or b vs c) is not judged
     assert judge(_c(metric="regret", kind="lowest", order=("d", "b", "c")), SUMMARY).verdict == REPRODUCED

@@ -23,7 +23,9 @@ Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, defau
   < 1: partly (barely sublinear at this horizon); else not reproduced. A mean curve that is <= 0 in the
   second half has no log-log slope: if the metric's time average (``METRIC_over_t``) ends <= 0, the claim
   is partly reproduced (sublinear as an upper bound, no growth rate to measure; e.g. a regret below
-  the constrained optimum, paid for with violation), else not run. A falling mean curve (a negative
+  the constrained optimum, paid for with violation), else not run; a violation (or another metric
+  that is >= 0 by definition, :data:`NONNEGATIVE_METRICS`) whose mean ends at 0 is reproduced: it was 0
+  in every trial at ``T``, which is as sublinear as a run can show. A falling mean curve (a negative
   slope) is partly reproduced for the same reason.
 """
 
@@ -36,8 +38,12 @@ from typing import Any
 import numpy as np
 
 from ckb.reproduce.claims import ORDER_KINDS, Claim
+from ckb.violation import POSITIVE_VIOLATION, VIOLATION
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_RUN = "reproduced", "partly", "not reproduced", "not run"
+
+#: metrics that are >= 0 by definition (norms of positive parts, counts): one whose mean ends at 0 is bounded
+NONNEGATIVE_METRICS = (VIOLATION, POSITIVE_VIOLATION, "violating_rounds")
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,14 @@ def _judge(claim: Claim, summary: dict[str, Any]) -> Verdict:
         return _ordering(claim, summary)
     if claim.kind == "sublinear":
         nonpositive = _nonpositive_average(summary, claim.algorithm, m)
+        if nonpositive is not None and m in NONNEGATIVE_METRICS:  # so it ends at exactly 0
+            return Verdict(
+                claim,
+                f"{m}/t {_fmt(nonpositive)}",
+                REPRODUCED,
+                f"the mean {m} ends at 0 (a violation is >= 0, so it was 0 in every trial at T): bounded, "
+                "so sublinear.",
+            )
         if nonpositive is not None:
             return Verdict(
                 claim,
