@@ -110,7 +110,9 @@ def test_a_report_file_ckb_did_not_write_is_refused_before_any_run(tmp_path, qui
     docs.mkdir()
     mine = docs / f"{paper.short}.md"
     mine.write_text("# My notes on Shi & Eryilmaz\n\nVerdicts: mine.\n")
-    with pytest.raises(CKBError, match=r"shi-eryilmaz-2022\.md' exists and is not a report ckb reproduce wrote"):
+    with pytest.raises(
+        CKBError, match=r"shi-eryilmaz-2022\.md' exists and is not a report ckb reproduce wrote"
+    ):
         reproduce(paper.short, runs, run=False, quick=quick, report_dir=docs)
     assert mine.read_text() == "# My notes on Shi & Eryilmaz\n\nVerdicts: mine.\n"
     assert sorted(p.name for p in docs.iterdir()) == [mine.name]
