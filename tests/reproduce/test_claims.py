@@ -40,6 +40,11 @@ def test_unknown_paper_and_bad_claims_are_named():
         _claim({**base, "kind": "ordering", "order": ["x"]}, "")
     with pytest.raises(SpecError, match="Did you mean 'tolerance'"):
         _claim({**base, "kind": "value", "algorithm": "x", "paper_value": 1, "tolerence": 1}, "")
+    with pytest.raises(SpecError, match="or_similar must be true or false, on an ordering or lowest claim"):
+        _claim({**base, "kind": "value", "algorithm": "x", "paper_value": 1, "or_similar": True}, "")
+    with pytest.raises(SpecError, match="got 'yes' on kind 'lowest'"):
+        _claim({**base, "kind": "lowest", "order": ["x", "y"], "or_similar": "yes"}, "")
+    assert _claim({**base, "kind": "lowest", "order": ["x", "y"], "or_similar": True}, "").or_similar
 
 
 def test_the_list_names_papers_by_short_name_and_citation_not_by_the_project_file_numbers():

@@ -76,6 +76,19 @@ def test_an_ordering_within_two_standard_errors_is_a_tie_not_a_reproduction():
     )
 
 
+def test_better_or_similar_counts_a_tie_as_in_order_but_not_a_reversal():
+    """'CKB-UCB has a better (or similar) regret than the safe baselines' was judged 'partly' on a tie
+    within two standard errors, which is what 'similar' means; a reversal still fails the claim."""
+    # a 1 (s.e. 1.53) vs c 2: a tie; d 1 (s.e. 0.058) vs b 6: in order; c 2 vs d 1: reversed
+    v = judge(_c(metric="regret", kind="lowest", order=("a", "c"), or_similar=True), SUMMARY)
+    assert v.verdict == REPRODUCED and "or similar: a vs c tie (difference 1" in v.reason
+    v = judge(_c(metric="regret", kind="lowest", order=("d", "b"), or_similar=True), SUMMARY)
+    assert v.verdict == REPRODUCED and v.reason == "the mean regret is lowest for d."
+    v = judge(_c(metric="regret", kind="lowest", order=("c", "b", "d"), or_similar=True), SUMMARY)
+    assert v.verdict == PARTLY and "c vs d reversed" in v.reason  # c 2 is below b 6, above d 1
+    assert judge(_c(metric="regret", kind="lowest", order=("a", "c")), SUMMARY).verdict == PARTLY
+
+
 def test_sublinear_and_missing():
     assert (
         judge(_c(metric="regret", stat="slope", kind="sublinear", algorithm="a"), SUMMARY).verdict

@@ -27,6 +27,8 @@ Layout::
     partly_tolerance = 2.0            # optional (default 2 x tolerance)
     order = ["ckb-ts", "stageopt"]    # ordering: the metric's stat increases along the list;
                                       # lowest: the first is below each of the others
+    or_similar = true                 # ordering/lowest: a tie counts as in order (the paper's words:
+                                      # "better (or similar)"); default false
     note = "..."                      # optional: a caveat printed with the verdict
 
 The verdict rules are :mod:`ckb.reproduce.verdict`'s. Every claim must name a shipped spec listed in
@@ -49,7 +51,7 @@ KINDS = ("value", "at_most", "at_least", "relative", *ORDER_KINDS, "sublinear")
 STATS = ("mean", "median", "share_le_zero", "share_zero", "slope")
 _CLAIM_KEYS = {
     "id", "where", "statement", "experiment", "metric", "stat", "kind", "algorithm", "reference",
-    "paper_value", "tolerance", "partly_tolerance", "order", "note", "threshold",
+    "paper_value", "tolerance", "partly_tolerance", "order", "note", "threshold", "or_similar",
 }  # fmt: skip
 
 
@@ -72,6 +74,7 @@ class Claim:
     order: tuple[str, ...] = ()
     threshold: float = 0.9
     note: str = ""
+    or_similar: bool = False
 
     def algorithms(self) -> list[str]:
         """Every algorithm label the claim reads."""
@@ -140,6 +143,11 @@ def _claim(raw: dict[str, Any], where: str) -> Claim:
         raw.get("paper_value"), int | float
     ):
         raise SpecError(f"claim {raw['id']!r}{where}: kind {kind!r} needs a numeric paper_value.")
+    if "or_similar" in raw and (not isinstance(raw["or_similar"], bool) or kind not in ORDER_KINDS):
+        raise SpecError(
+            f"claim {raw['id']!r}{where}: or_similar must be true or false, on an ordering or lowest claim "
+            f"(got {raw['or_similar']!r} on kind {kind!r})."
+        )
     if kind == "relative" and not raw.get("reference"):
         raise SpecError(f"claim {raw['id']!r}{where}: kind 'relative' needs a reference algorithm.")
     return Claim(
@@ -158,6 +166,7 @@ def _claim(raw: dict[str, Any], where: str) -> Claim:
         order=tuple(raw.get("order", ())),
         threshold=float(raw.get("threshold", 0.9)),
         note=raw.get("note", ""),
+        or_similar=raw.get("or_similar", False),
     )
 
 

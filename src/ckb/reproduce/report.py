@@ -24,10 +24,11 @@ def _cell(text: str) -> str:
 
 def paper_value(c: Claim) -> str:
     """The paper's side of a claim as text."""
+    lt = " < or ~ " if c.or_similar else " < "  # ~: similar (a tie within two standard errors)
     if c.kind == "ordering":
-        return " < ".join(c.order) + f" ({c.stat} {c.metric})"
+        return lt.join(c.order) + f" ({c.stat} {c.metric})"
     if c.kind == "lowest":
-        return f"{c.order[0]} < each of {', '.join(c.order[1:])} ({c.stat} {c.metric})"
+        return f"{c.order[0]}{lt}each of {', '.join(c.order[1:])} ({c.stat} {c.metric})"
     if c.kind == "sublinear":
         return f"sublinear {c.metric} of {c.algorithm}"
     what = f"{c.stat} {c.metric} of {c.algorithm}"

@@ -19,6 +19,8 @@ Rules (``kind``; ``tol`` = ``tolerance``, ``ptol`` = ``partly_tolerance``, defau
   some pair is reversed; partly otherwise (the reason names the ties and reversals);
 - ``lowest``: as ``ordering``, over the pairs (first of ``order``, each other): the first is below
   each of the others (nothing is claimed between the others);
+- ``or_similar = true`` (ordering / lowest claims the paper words "better (or similar)"): a tie counts as
+  in order (the reason still names it); a reversal does not;
 - ``sublinear``: the log-log slope (``stat = "slope"``) is <= ``threshold`` (default 0.9): reproduced;
   < 1: partly (barely sublinear at this horizon); else not reproduced. A mean curve that is <= 0 in the
   second half has no log-log slope: if the metric's time average (``METRIC_over_t``) ends <= 0, the claim
@@ -198,6 +200,8 @@ def _ordering(claim: Claim, summary: dict[str, Any]) -> Verdict:
             state = "in order" if b - a > band else ("reversed" if a - b > band else "tie")
             if state != "in order":
                 notes.append(f"{pair} {state} (difference {_fmt(b - a)}, two standard errors {_fmt(band)})")
+            if state == "tie" and claim.or_similar:  # the paper claims "better (or similar)"
+                state = "in order"
         else:
             state = "in order" if a < b else "reversed"
             if state != "in order":
@@ -209,6 +213,8 @@ def _ordering(claim: Claim, summary: dict[str, Any]) -> Verdict:
             if claim.kind == "lowest"
             else "increases along the paper's order"
         )
+        if notes:  # only ties, on an or_similar claim
+            return Verdict(claim, text, REPRODUCED, f"the {s} {m} {what} or similar: {'; '.join(notes)}.")
         return Verdict(claim, text, REPRODUCED, f"the {s} {m} {what}.")
     verdict = NOT_REPRODUCED if "in order" not in states and "reversed" in states else PARTLY
     return Verdict(claim, text, verdict, f"the order fails for {'; '.join(notes)}.")
