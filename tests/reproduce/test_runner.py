@@ -49,6 +49,9 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
     text = (tmp_path / "docs" / f"{paper.short}.md").read_text()
     assert out["report"].endswith(f"{paper.short}.md")
     assert (tmp_path / "docs" / paper.short / paper.specs[0] / "regret.png").read_bytes() == b"png"
+    for spec in paper.specs:  # and the summaries the verdicts read, so --report-only can rebuild it
+        kept = tmp_path / "docs" / paper.short / spec / "summary.json"
+        assert kept.read_bytes() == (runs / spec / "summary.json").read_bytes()
     assert f"![{paper.specs[0]}]({paper.short}/{paper.specs[0]}/regret.png)" in text
     assert "violation.png" not in text  # not drawn: not linked
     spec = load_spec(paper.specs[0])  # every departure the spec states is in the report

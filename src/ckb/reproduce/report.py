@@ -70,7 +70,14 @@ def write_report(
         + paper.short
         + "` from the claims file `src/ckb/reproduce/claims/"
         + paper.short
-        + ".toml` and the runs' `summary.json`; do not edit by hand.",
+        + ".toml` and the runs' `summary.json`; do not edit by hand."
+        + (
+            ""
+            if quick
+            else f" The summaries it reads are kept beside the figures, in `{paper.short}/SPEC/summary.json`; "
+            f"`ckb reproduce {paper.short} --report-only --out FOLDER/{paper.short}` (FOLDER: this "
+            "report's folder) rebuilds the report from them."
+        ),
         "",
     ]
     if paper.note:

@@ -129,7 +129,7 @@ def reproduce(
         )
     verdicts = _judge_all(paper, summaries, out)
     _keep_better_report(target / f"{paper.short}.md", verdicts, out, quick)
-    figures = _copy_figures(out, paper.specs, target / paper.short) if not quick else {}
+    figures = _copy_run_files(out, paper.specs, target / paper.short) if not quick else {}
     report = write_report(
         paper, verdicts, summaries, target / f"{paper.short}.md", quick=quick, figures=figures
     )
@@ -176,17 +176,20 @@ def _keep_better_report(path: Path, verdicts, out: Path, quick: bool) -> None:
 FIGURES = ("regret.png", "violation.png", "affine_shift.png")
 
 
-def _copy_figures(out: Path, specs, folder: Path) -> dict[str, list[str]]:
-    """Copy each run's :data:`FIGURES` (``out/<spec>/``, drawn by the pipeline) to ``folder/<spec>/``, which
-    the report links; spec -> relative paths."""
+def _copy_run_files(out: Path, specs, folder: Path) -> dict[str, list[str]]:
+    """Copy each run's :data:`FIGURES` (``out/<spec>/``, drawn by the pipeline), which the report links,
+    and its ``summary.json``, which the verdicts read, to ``folder/<spec>/``: the report folder then holds
+    all it was computed from, and ``--report-only --out folder`` rebuilds it. Returns spec -> the
+    figures' relative paths. A file already in place (``--out`` is ``folder``) is left as it is."""
     found: dict[str, list[str]] = {}
     for spec_name in specs:
-        for name in FIGURES:
-            src = out / spec_name / name
+        for name in (*FIGURES, "summary.json"):
+            src, dst = out / spec_name / name, folder / spec_name / name
             if not src.exists():
                 continue
-            dst = folder / spec_name / name
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
-            found.setdefault(spec_name, []).append(f"{folder.name}/{spec_name}/{name}")
+            if not (dst.exists() and dst.resolve() == src.resolve()):
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+            if name in FIGURES:
+                found.setdefault(spec_name, []).append(f"{folder.name}/{spec_name}/{name}")
     return found
