@@ -83,7 +83,16 @@ def test_a_blank_reproduce_folder_is_refused(tmp_path, monkeypatch, flag):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(("text", "kind"), [("[1, 2, 3]", "list"), ('"spec"', "str"), ("7", "int")])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("[1, 2, 3]", "a JSON list, expected an object"),
+        ('"spec"', "a JSON str, expected an object"),
+        ("7", "a JSON int, expected an object"),
+        ("{}", "no 'layout' field"),  # the reason was a bare "'layout'"
+        ('{"layout": "experiment"}', "no 'spec' field"),
+    ],
+)
 def test_a_spec_record_that_is_not_an_object_is_named_as_such(tmp_path, text, kind):
     out = tmp_path / "run"
     assert (
@@ -95,7 +104,7 @@ def test_a_spec_record_that_is_not_an_object_is_named_as_such(tmp_path, text, ki
     res = runner.invoke(
         app, ["experiment", "gpucb-synthetic", *SMALL, "--no-plots", "-o", str(out)], env={"COLUMNS": "400"}
     )
-    _one_line_error(res, f"a JSON {kind}, expected an object")
+    _one_line_error(res, f"does not say which spec its results come from ({kind}")
     assert "indices" not in res.output
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 

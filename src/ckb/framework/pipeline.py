@@ -173,8 +173,9 @@ def _stored_record(out: Path) -> tuple[str, dict[str, Any] | None, Path] | None:
             if not isinstance(layout, str) or not (spec is None or isinstance(spec, dict)):
                 raise ValueError("expected {'layout': text, 'spec': table}")
         except (OSError, ValueError, KeyError, TypeError) as exc:
+            why = f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else exc  # not a bare "'layout'"
             raise _conflict(
-                f"output folder {str(out)!r}: {record} does not say which spec its results come from ({exc}); "
+                f"output folder {str(out)!r}: {record} does not say which spec its results come from ({why}); "
                 "nothing was run. Use another --out, or remove that file if the results there are this spec's."
             ) from None
         return (layout, spec, record) if _holds_results(out) else None
