@@ -199,6 +199,39 @@ def test_process_workers_leave_ctrl_c_to_the_parent():
     assert results == [True, True]
 
 
+def _sleep(seconds):
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_ctrl_c_while_the_pool_starts_is_not_lost(monkeypatch):
+    """The parent ignored SIGINT while it spawned the workers (so they inherit it ignored): a Ctrl-C in
+    that window was dropped, and the sweep ran to its end (seen as exit 0 from a Ctrl-C'd `ckb
+    reproduce` under load, between two specs). It is held back now and raised once the workers exist."""
+    import signal
+    from concurrent.futures import ProcessPoolExecutor
+
+    submit = ProcessPoolExecutor.submit
+    sent = []
+
+    def submit_and_interrupt(self, fn, *args, **kwargs):
+        future = submit(self, fn, *args, **kwargs)
+        if not sent:  # a Ctrl-C (to this process) right after the first worker was spawned
+            sent.append(os.kill(os.getpid(), signal.SIGINT))
+        return future
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", submit_and_interrupt)
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        for _, result in ProcessExecutor(2).map_unordered(_sleep, [0.1, 0.1, 30, 30]):
+            finished.append(result)
+    assert sent and 30 not in finished
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the parent's Ctrl-C is back
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()  # and not left blocked
+
+
 _ORPHAN_SCRIPT = """
 import os, sys, time
 from ckb.runner.executors import ProcessExecutor

@@ -76,13 +76,15 @@ def _init_worker(parent: int) -> None:
     """Process-pool worker initializer: Ctrl-C is the parent's to handle (it stops the workers), the worker
     ends with its parent, one BLAS thread."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # spawned with it blocked (_sigint_held): a pending one is dropped
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with_parent(parent)
     pin_blas_threads()
     import_env_plugins()
 
 
 class ProcessExecutor:
-    """A ``spawn`` process pool. Workers ignore Ctrl-C (they are spawned with SIGINT ignored, so an
+    """A ``spawn`` process pool. Workers ignore Ctrl-C (they are spawned with SIGINT blocked, so an
     interrupt while they start prints nothing), end when the parent dies, and are terminated when the
     parent stops iterating early (an error, Ctrl-C): finished trials are on disk, the others are redone
     by the next run."""
@@ -111,7 +113,7 @@ class ProcessExecutor:
         pending: dict = {}
         finished = False
         try:
-            with _sigint_ignored():  # children inherit SIG_IGN: an interrupt while they import stays quiet
+            with _sigint_held():  # children start with SIGINT blocked: an interrupt while they import is quiet
                 for task in tasks:
                     pending[pool.submit(fn, task)] = task
             while pending:
@@ -133,17 +135,24 @@ class ProcessExecutor:
                     proc.join(5)
 
 
-class _sigint_ignored:
-    """SIGINT ignored inside the block (main thread only; elsewhere a no-op), so processes spawned there
-    inherit the ignored disposition (Python then installs no KeyboardInterrupt handler in them)."""
+class _sigint_held:
+    """SIGINT held back inside the block (main thread only; elsewhere a no-op), so processes spawned there
+    start with it blocked and cannot print a KeyboardInterrupt while they import (their initializer then
+    ignores it). A Ctrl-C that arrives meanwhile is pending, not lost: it is raised when the block ends.
+    Where signals cannot be blocked (no ``pthread_sigmask``), SIGINT is ignored in the block instead."""
 
     def __enter__(self):
-        self.old = None
+        self.old = self.blocked = None
         if threading.current_thread() is threading.main_thread():
-            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            if hasattr(signal, "pthread_sigmask"):
+                self.blocked = signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            else:
+                self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         return self
 
     def __exit__(self, *exc):
+        if self.blocked:  # a Ctrl-C held back meanwhile raises KeyboardInterrupt here
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
         return False
