@@ -113,7 +113,9 @@ class ProcessExecutor:
         pending: dict = {}
         finished = False
         try:
-            with _sigint_held():  # children start with SIGINT blocked: an interrupt while they import is quiet
+            with (
+                _sigint_held()
+            ):  # children start with SIGINT blocked: an interrupt while they import is quiet
                 for task in tasks:
                     pending[pool.submit(fn, task)] = task
             while pending:
