@@ -53,6 +53,15 @@ def test_a_ctrl_c_before_any_trial_finished_does_not_say_trials_were_saved():
     assert "finished trials are saved under runs/x; re-run the same command to resume." in msg
 
 
+def _default_sigint():
+    """In the child before exec: Ctrl-C's default action, as a command typed in a terminal has it. A test
+    run started as a background job (`pytest ... &` in a script) ignores SIGINT, and a child inherits an
+    ignored signal: the command would never see the Ctrl-C the test sends."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(args, tmp_path):
     return subprocess.Popen(
         [sys.executable, "-m", "ckb.cli", *args],
@@ -61,6 +70,7 @@ def _start(args, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's job or `timeout`'s command
+        preexec_fn=_default_sigint,
     )
 
 
