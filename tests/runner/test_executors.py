@@ -208,8 +208,8 @@ def _sleep(seconds):
 
 def test_a_ctrl_c_while_the_pool_starts_is_not_lost(monkeypatch):
     """The parent ignored SIGINT while it spawned the workers (so they inherit it ignored): a Ctrl-C in
-    that window was dropped, and the sweep ran to its end (seen as exit 0 from a Ctrl-C'd `ckb
-    reproduce` under load, between two specs). It is held back now and raised once the workers exist."""
+    that window was dropped, and the sweep ran to its end. It is held back now and raised once the
+    workers exist."""
     import signal
     from concurrent.futures import ProcessPoolExecutor
 
