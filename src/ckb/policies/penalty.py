@@ -15,8 +15,8 @@ objective, with the epoch's S points only: ``data="restart"``. Since the points 
 evaluated and their raw observations are known, they can be re-expressed under the current multipliers
 instead (``data="relabel"``): for Algorithm 2 this is exact (the constraint is observed exactly, so each
 re-expressed value is an observation of :math:`F_l` with the original reward noise); for Algorithm 3 it
-reuses the noisy constraint observations. The paper does not say which its figures used; the pseudo-code
-does not forbid relabelling (f and g at past points are known). Default ``"relabel"``: it runs the same
+reuses the noisy constraint observations. The paper does not say which its figures used; relabelling departs
+from the pseudo-code but uses only what the algorithm has observed. Default ``"relabel"``: it runs the same
 algorithm (same objective, same multiplier updates) with the evaluations the algorithm has already paid
 for, and it is the mode in which the time-averaged regret can fall as the
 paper's curves show; with ``restart`` and ``S = 20`` a 2-D GP is rebuilt from 20 points every epoch and
