@@ -62,6 +62,30 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
     assert f"| {paper.citation} | 0 | 0 | 0 | {n} | {n} | [{paper.short}.md]({paper.short}.md) |" in index
 
 
+def test_a_figure_the_new_run_did_not_draw_is_not_left_beside_its_report(tmp_path):
+    """Rewriting a report from runs without a figure (drawn with --no-plots, or deleted) unlinked it from the
+    report but left the earlier run's PNG in the report folder, beside the new run's summary."""
+    import json
+
+    from ckb.experiments.spec import load_spec
+    from ckb.reproduce import load_paper, reproduce
+
+    paper = load_paper("shi-eryilmaz-2022")
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    for spec in paper.specs:
+        (runs / spec).mkdir(parents=True)
+        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
+        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    (runs / paper.specs[0] / "regret.png").write_bytes(b"old")
+    reproduce(paper.short, runs, run=False, report_dir=docs)
+    kept = docs / paper.short / paper.specs[0] / "regret.png"
+    assert kept.read_bytes() == b"old"
+    (runs / paper.specs[0] / "regret.png").unlink()
+    reproduce(paper.short, runs, run=False, report_dir=docs)
+    assert not kept.exists() and "regret.png" not in (docs / f"{paper.short}.md").read_text()
+    assert (docs / paper.short / paper.specs[0] / "summary.json").exists()
+
+
 def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path):
     """--report-only over a --quick folder (T = 40, 2 trials) judged every claim and replaced the
     paper-scale report without a 'quick' banner; and the index replaced any README.md in the report

@@ -180,12 +180,15 @@ def _copy_run_files(out: Path, specs, folder: Path) -> dict[str, list[str]]:
     """Copy each run's :data:`FIGURES` (``out/<spec>/``, drawn by the pipeline), which the report links,
     and its ``summary.json``, which the verdicts read, to ``folder/<spec>/``: the report folder then holds
     all it was computed from, and ``--report-only --out folder`` rebuilds it. Returns spec -> the
-    figures' relative paths. A file already in place (``--out`` is ``folder``) is left as it is."""
+    figures' relative paths. A file already in place (``--out`` is ``folder``) is left as it is; a figure
+    an earlier run left there that this run did not draw is removed, so the folder holds this run's."""
     found: dict[str, list[str]] = {}
     for spec_name in specs:
         for name in (*FIGURES, "summary.json"):
             src, dst = out / spec_name / name, folder / spec_name / name
-            if not src.exists():
+            if not src.exists():  # an earlier run's file would be kept beside this run's report: drop it
+                if dst.is_file() and name in FIGURES:
+                    dst.unlink()
                 continue
             if not (dst.exists() and dst.resolve() == src.resolve()):
                 dst.parent.mkdir(parents=True, exist_ok=True)
