@@ -113,9 +113,8 @@ class ProcessExecutor:
         pending: dict = {}
         finished = False
         try:
-            with (
-                _sigint_held()
-            ):  # children start with SIGINT blocked: an interrupt while they import is quiet
+            # children start with SIGINT blocked: an interrupt while they import is quiet, and not lost here
+            with _sigint_held():
                 for task in tasks:
                     pending[pool.submit(fn, task)] = task
             while pending:
