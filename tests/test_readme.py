@@ -135,3 +135,18 @@ def test_readme_optuna_example_runs(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[0] == "30" and (tmp_path / "tune.db").exists()
+
+
+def test_the_papers_table_gives_each_reports_tally() -> None:
+    """The README's "reproduced / partly / not" cells are typed by hand; each must be its report's tally
+    (they drifted whenever a report was rewritten)."""
+    from ckb.reproduce.report import read_tally
+
+    cells = re.findall(r"\[(\d+) / (\d+) / (\d+)\]\(docs/reproduction/([\w-]+)\.md\)", _text(README))
+    reports = sorted((ROOT / "docs" / "reproduction").glob("*.md"))
+    assert sorted(name for *_, name in cells) == sorted(p.stem for p in reports if p.name != "README.md")
+    for reproduced, partly, not_reproduced, name in cells:
+        tally = read_tally(ROOT / "docs" / "reproduction" / f"{name}.md")
+        assert tally is not None, name
+        want = (tally["reproduced"], tally["partly"], tally["not reproduced"])
+        assert (int(reproduced), int(partly), int(not_reproduced)) == want, name
