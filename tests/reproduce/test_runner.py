@@ -86,6 +86,34 @@ def test_a_figure_the_new_run_did_not_draw_is_not_left_beside_its_report(tmp_pat
     assert (docs / paper.short / paper.specs[0] / "summary.json").exists()
 
 
+def test_a_report_that_cannot_be_written_is_one_line_and_the_runs_are_kept(tmp_path, monkeypatch):
+    """A full disk (or a folder the user may not write) while copying the figures and summaries, or
+    writing the report, ended in an OSError traceback."""
+    import errno
+    import json
+    import shutil
+
+    from ckb.errors import CKBError
+    from ckb.experiments.spec import load_spec
+    from ckb.reproduce import load_paper, reproduce
+
+    paper = load_paper("shi-eryilmaz-2022")
+    runs = tmp_path / "runs"
+    for spec in paper.specs:
+        (runs / spec).mkdir(parents=True)
+        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
+        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    before = {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()}
+
+    def full(src, dst, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+    monkeypatch.setattr(shutil, "copyfile", full)
+    with pytest.raises(CKBError, match=r"No space left on device: .*summary.json\); the runs in .* are kept"):
+        reproduce(paper.short, runs, run=False, report_dir=tmp_path / "docs")
+    assert {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()} == before
+
+
 def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path):
     """--report-only over a --quick folder (T = 40, 2 trials) judged every claim and replaced the
     paper-scale report without a 'quick' banner; and the index replaced any README.md in the report
