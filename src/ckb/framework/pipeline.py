@@ -390,31 +390,34 @@ def _run_locked(kind, spec, out: Path, on_done, plots: bool, options: dict[str, 
         results = _sweep_recorded(kind, spec, out, on_done, **options)
         summary, curves = kind.summarize(spec, results)
         _say_fewer_trials(out, spec)
-        with _report_writes(out, "the summary"):
+        with report_writes(out, "the summary"):
             kind.write(out, spec, summary)
         if plots:
-            with _report_writes(out, "the plots"):
+            with report_writes(out, "the plots"):
                 summary["plots"] = [str(p) for p in kind.plot(out, spec, summary, curves)]
         else:
             _say_stale_plots(out, kind.outputs(spec))
-        with _report_writes(out, "the report"):
+        with report_writes(out, "the report"):
             kind.finish(out, spec, summary)
     return summary
 
 
 @contextmanager
-def _report_writes(out: Path, what: str):
-    """An ``OSError`` while writing ``what`` after the sweep (a full disk, a file the user may not
-    replace) as one :class:`CKBError` line saying the trials are kept. Before, it ended in a traceback of
-    the PNG writer's internals, and nothing said that summary.json no longer matched the traces."""
+def report_writes(
+    out: Path,
+    what: str,
+    then: str = "the trials are saved there: fix the cause and re-run the same command to write it.",
+):
+    """An ``OSError`` while writing ``what`` under ``out`` after the computation (a full disk, a file the
+    user may not replace) as one :class:`CKBError` line naming the file and the cause, then ``then`` (what
+    is kept and how to write it). Before, it ended in a traceback of the PNG writer's internals, and
+    nothing said that summary.json no longer matched the traces."""
     try:
         yield
     except OSError as exc:
         where = exc.filename2 or exc.filename
         raise CKBError(
-            f"cannot write {what} under {str(out)!r} ({exc.strerror or exc}"
-            f"{f': {where}' if where else ''}); the trials are saved there: fix the cause and re-run the same "
-            "command to write it."
+            f"cannot write {what} under {str(out)!r} ({exc.strerror or exc}{f': {where}' if where else ''}); {then}"
         ) from None
 
 

@@ -90,6 +90,7 @@ def reproduce(
     not take) is refused before anything is run."""
     from ckb.experiments import run_experiment
     from ckb.experiments.spec import load_spec
+    from ckb.framework.pipeline import report_writes
     from ckb.runner.executors import get_executor
 
     paper = load_paper(name)
@@ -129,19 +130,14 @@ def reproduce(
         )
     verdicts = _judge_all(paper, summaries, out)
     _keep_better_report(target / f"{paper.short}.md", verdicts, out, quick)
-    try:
+    kept = f"the runs in {str(out)!r} are kept: fix the cause, then run with --report-only."
+    with report_writes(target, "the report", kept):  # a full disk, a read-only report folder: one line
         figures = _copy_run_files(out, paper.specs, target / paper.short) if not quick else {}
         report = write_report(
             paper, verdicts, summaries, target / f"{paper.short}.md", quick=quick, figures=figures
         )
         if not quick:
             write_index(target)
-    except OSError as exc:  # a full disk, a read-only report folder: one line, the runs are kept
-        raise CKBError(
-            f"the report could not be written to {str(target)!r} ({exc.strerror or exc}: "
-            f"{exc.filename or target}); the runs in {str(out)!r} are kept: free the space or fix the "
-            f"folder, then run with --report-only."
-        ) from None
     return {"paper": paper.short, "report": str(report), "verdicts": verdicts}
 
 
