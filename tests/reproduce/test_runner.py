@@ -6,6 +6,19 @@ from typer.testing import CliRunner
 from ckb.cli import app
 
 
+def _empty_runs(runs, paper, scale=None):
+    """A summary.json for each of ``paper``'s specs under ``runs``, measuring nothing, at the spec's paper
+    scale (or at ``scale``, a dict of horizon and trials)."""
+    import json
+
+    from ckb.experiments.spec import load_spec
+
+    for spec in paper.specs:
+        (runs / spec).mkdir(parents=True, exist_ok=True)
+        size = scale or {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
+        (runs / spec / "summary.json").write_text(json.dumps({**size, "algorithms": {}}))
+
+
 def test_quick_reproduction_writes_a_report_with_one_row_per_claim(tmp_path):
     from ckb.reproduce import load_paper
 
@@ -32,7 +45,6 @@ def test_list_names_every_paper():
 
 
 def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
-    import json
 
     from ckb.reproduce import load_paper, reproduce
 
@@ -40,10 +52,7 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
     runs = tmp_path / "runs"
     from ckb.experiments.spec import load_spec
 
-    for spec in paper.specs:  # at the spec's paper scale, measuring nothing
-        (runs / spec).mkdir(parents=True)
-        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
-        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    _empty_runs(runs, paper)  # at the spec's paper scale, measuring nothing
     (runs / paper.specs[0] / "regret.png").write_bytes(b"png")
     out = reproduce(paper.short, runs, run=False, report_dir=tmp_path / "docs")
     text = (tmp_path / "docs" / f"{paper.short}.md").read_text()
@@ -65,17 +74,12 @@ def test_a_paper_scale_report_copies_each_runs_figures_and_links_them(tmp_path):
 def test_a_figure_the_new_run_did_not_draw_is_not_left_beside_its_report(tmp_path):
     """Rewriting a report from runs without a figure (drawn with --no-plots, or deleted) unlinked it from the
     report but left the earlier run's PNG in the report folder, beside the new run's summary."""
-    import json
 
-    from ckb.experiments.spec import load_spec
     from ckb.reproduce import load_paper, reproduce
 
     paper = load_paper("shi-eryilmaz-2022")
     runs, docs = tmp_path / "runs", tmp_path / "docs"
-    for spec in paper.specs:
-        (runs / spec).mkdir(parents=True)
-        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
-        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    _empty_runs(runs, paper)
     (runs / paper.specs[0] / "regret.png").write_bytes(b"old")
     reproduce(paper.short, runs, run=False, report_dir=docs)
     kept = docs / paper.short / paper.specs[0] / "regret.png"
@@ -90,19 +94,14 @@ def test_a_report_that_cannot_be_written_is_one_line_and_the_runs_are_kept(tmp_p
     """A full disk (or a folder the user may not write) while copying the figures and summaries, or
     writing the report, ended in an OSError traceback."""
     import errno
-    import json
     import shutil
 
     from ckb.errors import CKBError
-    from ckb.experiments.spec import load_spec
     from ckb.reproduce import load_paper, reproduce
 
     paper = load_paper("shi-eryilmaz-2022")
     runs = tmp_path / "runs"
-    for spec in paper.specs:
-        (runs / spec).mkdir(parents=True)
-        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
-        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    _empty_runs(runs, paper)
     before = {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()}
 
     def full(src, dst, *args, **kwargs):
@@ -121,7 +120,6 @@ def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path
     import json
 
     from ckb.errors import CKBError
-    from ckb.experiments.spec import load_spec
     from ckb.reproduce import load_paper, reproduce
 
     paper = load_paper("shi-eryilmaz-2022")
@@ -136,9 +134,7 @@ def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path
     assert not docs.exists()
     docs.mkdir()
     (docs / "README.md").write_text("# My project\n")
-    for spec in paper.specs:
-        scale = {"horizon": load_spec(spec).horizon, "trials": load_spec(spec).trials}
-        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    _empty_runs(runs, paper)
     with pytest.raises(CKBError, match="is not the index ckb reproduce writes"):
         reproduce(paper.short, runs, run=False, report_dir=docs)
     assert sorted(p.name for p in docs.iterdir()) == ["README.md"]
@@ -149,19 +145,13 @@ def test_report_only_refuses_runs_below_paper_scale_and_a_foreign_index(tmp_path
 def test_a_report_file_ckb_did_not_write_is_refused_before_any_run(tmp_path, quick):
     """A user's own PAPER.md in the report folder (e.g. their notes on the paper, beside their project's
     docs) was replaced by the report without a word; a folder of that name would end in a traceback."""
-    import json
 
     from ckb.errors import CKBError
-    from ckb.experiments.spec import load_spec
     from ckb.reproduce import load_paper, reproduce
 
     paper = load_paper("shi-eryilmaz-2022")
     runs, docs = tmp_path / "runs", tmp_path / "docs"
-    for spec in paper.specs:
-        (runs / spec).mkdir(parents=True)
-        scale = {"horizon": 10, "trials": 1} if quick else {"horizon": load_spec(spec).horizon}
-        scale.setdefault("trials", load_spec(spec).trials)
-        (runs / spec / "summary.json").write_text(json.dumps({**scale, "algorithms": {}}))
+    _empty_runs(runs, paper, {"horizon": 10, "trials": 1} if quick else None)
     docs.mkdir()
     mine = docs / f"{paper.short}.md"
     mine.write_text("# My notes on Shi & Eryilmaz\n\nVerdicts: mine.\n")
