@@ -150,3 +150,15 @@ def test_the_papers_table_gives_each_reports_tally() -> None:
         assert tally is not None, name
         want = (tally["reproduced"], tally["partly"], tally["not reproduced"])
         assert (int(reproduced), int(partly), int(not_reproduced)) == want, name
+
+
+@pytest.mark.parametrize("path", [README, ROOT / "docs" / "optimizer.md"], ids=lambda p: p.name)
+def test_the_optimizer_policy_lists_name_every_registered_policy(path: Path) -> None:
+    """The sentence "Policies ... reference" lists the optimizer's policies by hand; it must name each
+    registered one (aliases aside) once, and nothing else, so a new policy cannot be left out of it."""
+    from ckb.optimizer.policies import OPTIMIZER_POLICIES
+
+    m = re.search(r"(?:^|\. )Policies:? (.*?)reference\b", _text(path), re.S | re.M)
+    assert m, f"{path.name} has no sentence listing the optimizer's policies"
+    listed = re.findall(r"`([a-z][\w-]*)`", m.group(1))
+    assert sorted(listed) == sorted(OPTIMIZER_POLICIES.names()), path.name
