@@ -162,3 +162,15 @@ def test_the_optimizer_policy_lists_name_every_registered_policy(path: Path) -> 
     assert m, f"{path.name} has no sentence listing the optimizer's policies"
     listed = re.findall(r"`([a-z][\w-]*)`", m.group(1))
     assert sorted(listed) == sorted(OPTIMIZER_POLICIES.names()), path.name
+
+
+def test_the_design_map_has_a_row_for_every_subpackage() -> None:
+    """The map lets a newcomer "find your room": every package under ``src/ckb/`` has its row in the
+    README's design table (two were missing), and every row names something that exists."""
+    section = _section(_text(README), "Design: find your room")
+    rows = re.findall(r"^\| `([\w*.]+?)/?`", section, re.M)
+    src = ROOT / "src" / "ckb"
+    packages = {p.name for p in src.iterdir() if (p / "__init__.py").exists()}
+    assert packages - set(rows) == set(), "subpackages without a row in the README's design map"
+    named = [r for r in rows if "*" not in r]
+    assert [r for r in named if not (src / r).exists()] == []
