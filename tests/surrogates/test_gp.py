@@ -807,6 +807,51 @@ def test_relabel_on_a_continuous_gp(rng):
     np.testing.assert_allclose(gp.predict(Xq)[0], dense_posterior(kernel, 0.1, X, y_new, Xq)[0], atol=1e-10)
 
 
+@pytest.mark.parametrize("method", ["cholesky", "dense"])
+def test_retarget_gives_the_posterior_of_the_new_targets(method, rng):
+    """A few targets replaced (RPOL-CensoredUCB's late feedback) at a cost that does not grow with t: the
+    same posterior as a fresh dense solve on the new targets, the variance unchanged."""
+    kernel = SquaredExponential(0.3)
+    C = rng.uniform(0, 1, (40, 2))
+    gp = ExactGP(kernel, 0.5, C, method=method)
+    arms = rng.integers(0, 40, 60)
+    y = rng.normal(size=60)
+    for a, v in zip(arms, y):
+        gp.update_arm(int(a), float(v))
+    var0, gain0 = gp.var.copy(), gp.info_gain
+    rows, values = np.array([41, 59, 50]), np.array([2.5, -1.0, 0.3])
+    gp.retarget(rows, values)
+    y[rows] = values
+    mean, _ = dense_posterior(kernel, 0.5, C[arms], y, C)
+    np.testing.assert_allclose(gp.mean, mean, atol=1e-9)
+    np.testing.assert_allclose(gp.var, var0, atol=0)
+    np.testing.assert_array_equal(gp.y, y)
+    assert gp.info_gain == gain0
+    Xq = rng.uniform(0, 1, (5, 2))
+    np.testing.assert_allclose(gp.predict(Xq)[0], dense_posterior(kernel, 0.5, C[arms], y, Xq)[0], atol=1e-9)
+    before = gp.mean.copy()
+    gp.retarget([], [])  # nothing to change
+    np.testing.assert_array_equal(gp.mean, before)
+    with pytest.raises(InvalidInputError, match=r"rows must be indices of observations 0..59, got \[60\]"):
+        gp.retarget([60], [1.0])
+    with pytest.raises(InvalidInputError, match="y"):
+        gp.retarget([1, 2], [np.nan, 1.0])
+    np.testing.assert_array_equal(gp.mean, before)
+
+
+def test_retarget_on_a_continuous_gp(rng):
+    kernel = Matern(0.5, nu=2.5)
+    gp = ExactGP(kernel, 0.1)
+    X = rng.uniform(0, 1, (12, 3))
+    y = rng.normal(size=12)
+    for x, v in zip(X, y):
+        gp.update(x, float(v))
+    gp.retarget([11, 7], [3.0, -2.0])
+    y[[11, 7]] = [3.0, -2.0]
+    Xq = rng.uniform(0, 1, (4, 3))
+    np.testing.assert_allclose(gp.predict(Xq)[0], dense_posterior(kernel, 0.1, X, y, Xq)[0], atol=1e-10)
+
+
 def test_fit_equals_incremental_updates(rng):
     kernel = SquaredExponential(0.3)
     C = rng.uniform(0, 1, (30, 2))

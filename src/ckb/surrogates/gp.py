@@ -558,6 +558,64 @@ class ExactGP:
         if mean is not None:
             self.mean = mean
 
+    def retarget(self, rows: Any, y: Any) -> None:
+        r"""Replace the targets of the observations ``rows`` (0-based, in the order observed) by ``y``,
+        keeping their points: :meth:`relabel` for a few targets, at a cost that does not grow with t.
+
+        For feedback that arrives late, e.g. RPOL-CensoredUCB's targets entered as 0 and filled in when
+        they arrive (Guo, Zhu & Liu 2023, App. C). The mean is linear in the targets. Cholesky form:
+        :math:`\Deltalpha = L^{-1}\Delta y` is zero before the first changed row :math:`s_0`, so only rows
+        :math:`s_0..t-1` are solved again and :math:`\mu \mathrel{+}= V_{s_0:t}^T \Deltalpha_{s_0:t}`
+        (O((t - s_0)^2 + (t - s_0) n)); dense form: :math:`\mu = \Sigma s / \lambda` with ``s`` the per-arm
+        sums of targets (the posterior mean identity behind :meth:`refresh`), so
+        :math:`\mu \mathrel{+}= \Sigma_{:a} \Delta s_a / \lambda` for each arm ``a`` whose sum changed
+        (O(n) each). :meth:`relabel` re-solves all t rows (O(t^2 + t n); dense form O(|A|^3 + n^2 |A|)),
+        which made a round of RPOL-CensoredUCB cost O(t^2). Equal to :meth:`relabel` up to round-off.
+        """
+        rows = np.asarray(rows).reshape(-1)
+        if not rows.size:
+            rows = rows.astype(np.intp)
+        elif rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= self.t:
+            raise InvalidInputError(
+                f"rows must be indices of observations 0..{self.t - 1}, got {rows.tolist()!r}; nothing changed."
+            )
+        y = check_finite_array(y, "y", shape=(rows.size,))
+        new = self._y[: self.t].copy()
+        new[rows] = y
+        delta = new - self._y[: self.t]
+        changed = np.flatnonzero(delta)
+        if not changed.size:
+            return
+        if self.mode == "dense":
+            if not self._all_arms:  # a point that is no arm: the sums cannot say it (as relabel)
+                self.relabel(new)
+                return
+            dsum = np.bincount(self._arm[changed], weights=delta[changed], minlength=self.n)
+            arms = np.flatnonzero(dsum)
+            cov = self._cov
+            step = sum(np.concatenate((cov[a, :a], cov[a:, a])) * (dsum[a] / self.noise) for a in arms)
+            with np.errstate(over="ignore", invalid="ignore"):
+                mean, sums = self.mean + step, self._sums + dsum
+            _check_overflow(y, mean, sums)
+            self.mean, self._sums = mean, sums
+        else:
+            s0 = int(changed[0])
+            dalpha = np.zeros(self.t - s0)
+            for k, j in enumerate(range(s0, self.t)):  # forward substitution, packed row j from column s0
+                row = self._Lp[j * (j + 1) // 2 + s0 : j * (j + 1) // 2 + j + 1]
+                dalpha[k] = (delta[j] - row[:k] @ dalpha[:k]) / row[k]
+            alpha = self._alpha[s0 : self.t] + dalpha
+            mean = None
+            if self.candidates is not None:
+                mean = self.mean + self._V[s0 : self.t].T @ dalpha
+            _check_overflow(y, alpha, () if mean is None else mean)
+            self._alpha[s0 : self.t] = alpha
+            if mean is not None:
+                self.mean = mean
+        self._y[: self.t] = new
+        self._note_targets(new)
+        self._pred_cache = None
+
     def _relabel_dense(self, y: np.ndarray) -> None:
         """:meth:`relabel` in dense form: new sums, then :meth:`refresh`; put back as it was (and refused)
         when the new mean overflows."""
