@@ -5,6 +5,8 @@ process ends, having said the note once."""
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import signal, typer
 from ckb.cli import _interrupted
@@ -101,3 +103,49 @@ def test_ctrl_c_to_the_process_group_of_a_reproduction_is_one_note(tmp_path):
         stderr
     )
     assert "Traceback" not in stderr, stderr
+
+
+def _default_stop_signals():
+    """Before exec: SIGINT's and SIGTERM's default actions, as a command started by a shell has them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("to_group", [True, False], ids=["to-the-group-twice", "to-the-command"])
+def test_sigterm_stops_a_sweep_with_one_note_and_keeps_its_trials(tmp_path, to_group):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) ended ``ckb experiment -w 2`` at once, with no
+    note and Python's "leaked semaphore objects" warning. It now stops the run as Ctrl-C does: one
+    "terminated" note, exit code 143, the finished trials kept and readable. ``timeout`` signals the
+    command and then its whole group: the second signal, which reached the pool's shutdown, is ignored."""
+    import os
+    import signal
+
+    import numpy as np
+
+    args = ["experiment", "ckb-synthetic-half", "--trials", "40", "-w", "2", "--out", "x"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ckb.cli", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_stop_signals,
+    )
+    _once_a_trace_is_written(proc, tmp_path / "x")
+    if to_group:
+        os.kill(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert stderr.count("terminated: finished trials are") == 1, stderr
+    assert "Traceback" not in stderr and "leaked" not in stderr, stderr
+    traces = sorted((tmp_path / "x").rglob("trial-*.npz"))
+    assert traces
+    for path in traces:
+        with np.load(path) as data:
+            assert data.files

@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ckb.cli_errors import err, folder_option, one_line_warnings
+from ckb.cli_errors import err, folder_option, install_stop_handlers, one_line_warnings, terminated
 from ckb.cli_errors import fail as _fail
 from ckb.cli_errors import interrupted as _interrupted
 from ckb.cli_reproduce import reproduce_command
@@ -484,7 +484,9 @@ def main(args: list[str] | None = None) -> None:
     """The ``ckb`` console script: :data:`app`, with a usage error (an unknown option, a value that is not
     a number, a missing argument) as one ``error:`` line naming the command's ``--help``, as every other
     bad input is, instead of a boxed message of several lines; it exits with the command's code (2 for
-    such an error), as ``app()`` does."""
+    such an error), as ``app()`` does. Ctrl-C and SIGTERM stop a command with a note of what is kept
+    (:func:`ckb.cli_errors.stop_on_signal`)."""
+    install_stop_handlers()
     raise SystemExit(_main(args))
 
 
@@ -501,9 +503,9 @@ def _main(args: list[str] | None) -> int:
         err.print("[bold red]error:[/]", end=" ", soft_wrap=True)
         err.print(f"{' '.join(text.split())} (see {where})", markup=False, highlight=False, soft_wrap=True)
         return int(getattr(exc, "exit_code", 2))
-    except typer.Abort:
-        err.print("Aborted.", soft_wrap=True)
-        return 1
+    except typer.Abort:  # Ctrl-C or SIGTERM in a command that keeps nothing to resume
+        err.print("Terminated." if terminated() else "Aborted.", soft_wrap=True)
+        return 143 if terminated() else 1
     return code if isinstance(code, int) else 0
 
 

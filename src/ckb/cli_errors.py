@@ -67,12 +67,56 @@ def one_line_warnings():
 
 
 def interrupted(note: str) -> None:
-    """Ctrl-C: say ``note`` and exit 130, ignoring further Ctrl-Cs from then on. Before, a second and a
-    third Ctrl-C in quick succession (``timeout`` and a terminal send one to the process and one to its
-    group) printed the note twice, or a traceback from the process pool's exit hook (the finished work was
-    safe either way)."""
+    """Ctrl-C or SIGTERM: say ``note`` and exit 130 (143 after SIGTERM: "terminated"), ignoring both
+    signals from then on. Before, a second and a third Ctrl-C in quick succession (``timeout`` and a
+    terminal send one to the process and one to its group) printed the note twice, or a traceback from
+    the process pool's exit hook (the finished work was safe either way)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # until the process ends: its pools shut down in peace
-    err.print(f"[yellow]interrupted[/]: {note}")
-    raise typer.Exit(130)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    err.print(f"[yellow]{'terminated' if terminated() else 'interrupted'}[/]: {note}")
+    raise typer.Exit(143 if terminated() else 130)
+
+
+#: the signal that stopped this command (:func:`stop_on_signal`), or None
+_STOPPED_BY: dict[str, int | None] = {"signal": None}
+
+
+def terminated() -> bool:
+    """Whether SIGTERM stopped this command (:func:`stop_on_signal`)."""
+    import signal
+
+    return _STOPPED_BY["signal"] == signal.SIGTERM
+
+
+def stop_on_signal(signum, frame) -> None:
+    """The ``ckb`` console script's handler of Ctrl-C and SIGTERM (``kill``, ``timeout``, a batch
+    scheduler): from the first one on, both are ignored until the process ends, and the command stops as
+    on Ctrl-C (``KeyboardInterrupt``: its workers are stopped, :func:`interrupted` says what is kept; exit
+    code 130, or 143 after SIGTERM).
+
+    The next ones are ignored at once, not after the note: ``timeout`` and a scheduler signal the command
+    and then its whole group, so a second signal could arrive while the process pool was being stopped
+    and cut that short (a traceback from the pool's exit hook, or a wait on workers nobody stopped).
+    Before, SIGTERM ended a run at once with only Python's "leaked semaphore objects" warning (the
+    finished trials were kept)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _STOPPED_BY["signal"] = signum
+    raise KeyboardInterrupt
+
+
+def install_stop_handlers() -> None:
+    """:func:`stop_on_signal` for SIGINT and SIGTERM, in the main thread (elsewhere a no-op). A signal
+    this process was started ignoring (``nohup``, a background job's Ctrl-C) stays ignored."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, stop_on_signal)

@@ -187,16 +187,20 @@ def test_an_unreachable_cluster_fails_fast_with_a_hint():
 
 
 # ------------------------------------------------------------------- process pool: Ctrl-C, parent death
-def _sigint_disposition(_):
+def _stop_disposition(_):
     import signal
 
-    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    ignored = [signal.getsignal(s) == signal.SIG_IGN for s in (signal.SIGINT, signal.SIGTERM)]
+    return (*ignored, signal.SIGINT in blocked or signal.SIGTERM in blocked)
 
 
-def test_process_workers_leave_ctrl_c_to_the_parent():
-    # workers are spawned with SIGINT ignored: a Ctrl-C while they start prints no traceback from them
-    results = [r for _, r in ProcessExecutor(2).map_unordered(_sigint_disposition, [0, 1])]
-    assert results == [True, True]
+def test_process_workers_leave_ctrl_c_and_sigterm_to_the_parent():
+    """Workers ignore both, unblocked: a Ctrl-C while they start prints no traceback from them, and a
+    SIGTERM to the whole group (``timeout``, a scheduler) does not kill them under the parent, which
+    stops them itself. Before, SIGTERM killed a worker at once."""
+    results = [r for _, r in ProcessExecutor(2).map_unordered(_stop_disposition, [0, 1])]
+    assert results == [(True, True, False), (True, True, False)]
 
 
 def _sleep(seconds):
@@ -233,7 +237,8 @@ def test_a_ctrl_c_while_the_pool_starts_is_not_lost(monkeypatch):
                 finished.append(result)
         assert sent and 30 not in finished
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is as it was
-        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # and not left blocked
+        left = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        assert signal.SIGINT not in left and signal.SIGTERM not in left  # and neither is left blocked
     finally:
         signal.signal(signal.SIGINT, before)
 

@@ -72,22 +72,30 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="ckb-parent-watchdog", daemon=True).start()
 
 
+#: the signals a process-pool worker leaves to its parent (which stops the workers itself)
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _init_worker(parent: int) -> None:
-    """Process-pool worker initializer: Ctrl-C is the parent's to handle (it stops the workers), the worker
-    ends with its parent, one BLAS thread."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # spawned with it blocked (_sigint_held): a pending one is dropped
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    """Process-pool worker initializer: Ctrl-C and SIGTERM are the parent's to handle (it stops the workers
+    with SIGKILL), the worker ends with its parent, one BLAS thread. A SIGTERM to the whole group
+    (``timeout``, a batch scheduler) used to kill the workers under the parent, whose pool could then
+    fail before it had handled its own SIGTERM."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    # spawned with both blocked (_stop_signals_held): unblocked, a pending one is dropped
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     _die_with_parent(parent)
     pin_blas_threads()
     import_env_plugins()
 
 
 class ProcessExecutor:
-    """A ``spawn`` process pool. Workers ignore Ctrl-C (they are spawned with SIGINT blocked, so an
-    interrupt while they start prints nothing), end when the parent dies, and are terminated when the
-    parent stops iterating early (an error, Ctrl-C): finished trials are on disk, the others are redone
-    by the next run."""
+    """A ``spawn`` process pool. Workers ignore Ctrl-C and SIGTERM (they are spawned with both blocked, so
+    an interrupt while they start prints nothing), end when the parent dies, and are killed when the
+    parent stops iterating early (an error, Ctrl-C, SIGTERM): finished trials are on disk, the others are
+    redone by the next run."""
 
     name = "process"
 
@@ -113,47 +121,101 @@ class ProcessExecutor:
         pending: dict = {}
         finished = False
         try:
-            # children start with SIGINT blocked: an interrupt while they import is quiet, and not lost here
-            with _sigint_held():
+            # children start with SIGINT and SIGTERM blocked (a signal while they import is quiet), and no
+            # handler raises inside the pool's code, where it would leave a lock taken (_signals_deferred)
+            with _stop_signals_held(), _signals_deferred():
                 for task in tasks:
                     pending[pool.submit(fn, task)] = task
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    task = pending.pop(fut)
+                with _signals_deferred():  # a Ctrl-C is raised between two waits, within POLL seconds
+                    done, _ = wait(pending, timeout=POLL, return_when=FIRST_COMPLETED)
+                    results = [(pending.pop(fut), fut) for fut in done]
+                for task, fut in results:
                     yield task, fut.result()
             finished = True
         finally:
-            if finished:
-                pool.shutdown(wait=True)
-            else:  # an error, Ctrl-C, or the consumer stopped: stop the workers now, do not wait for them
-                processes = list((getattr(pool, "_processes", None) or {}).values())
-                pool.shutdown(wait=False, cancel_futures=True)
-                for proc in processes:
-                    if proc.is_alive():
-                        proc.terminate()
-                for proc in processes:
-                    proc.join(5)
+            with _signals_deferred():
+                _stop_pool(pool, finished)
 
 
-class _sigint_held:
-    """SIGINT held back inside the block (main thread only; elsewhere a no-op), so processes spawned there
-    start with it blocked and cannot print a KeyboardInterrupt while they import (their initializer then
-    ignores it). A Ctrl-C that arrives meanwhile is pending, not lost: it is raised when the block ends.
-    Where signals cannot be blocked (no ``pthread_sigmask``), SIGINT is ignored in the block instead."""
+#: seconds between two checks for a Ctrl-C or SIGTERM while a process pool's tasks run
+POLL = 0.25
+
+
+def _stop_pool(pool: ProcessPoolExecutor, finished: bool) -> None:
+    """Shut ``pool`` down: wait for it when its tasks are done; else (an error, Ctrl-C, the consumer
+    stopped) cancel what is queued and kill the workers now (they ignore SIGTERM), without waiting."""
+    if finished:
+        pool.shutdown(wait=True)
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.kill()
+    for proc in processes:
+        proc.join(5)
+
+
+class _signals_deferred:
+    """Inside the block (main thread only; elsewhere a no-op), a Ctrl-C or SIGTERM whose handler is a
+    Python function is recorded, not handled; on leaving it, the first one recorded is handed to its
+    handler (Ctrl-C: ``KeyboardInterrupt``), at a point where no lock is held.
+
+    A handler that raises where the signal lands can do so inside ``concurrent.futures``' code between
+    taking a future's lock and the block that releases it (CPython runs handlers between any two
+    bytecodes): the lock stays taken, and the pool's shutdown then waits on it for ever. Before, a
+    SIGTERM or a Ctrl-C during ``wait`` could hang ``ckb experiment -w 2`` at exit. A signal whose action
+    is the default (SIGTERM outside the ``ckb`` command: the process ends at once) is left alone."""
+
+    def __enter__(self):
+        self.got, self.old = None, {}
+        if threading.current_thread() is threading.main_thread():
+            try:
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    handler = signal.getsignal(sig)
+                    if callable(handler):
+                        self.old[sig] = handler
+                        signal.signal(sig, self._record)
+            except BaseException:
+                self._restore()
+                raise
+        return self
+
+    def _record(self, signum, frame) -> None:
+        if self.got is None:
+            self.got = signum
+
+    def _restore(self) -> None:
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+
+    def __exit__(self, exc_type, *exc):
+        self._restore()
+        if self.got is not None and exc_type is None:
+            self.old[self.got](self.got, None)
+        return False
+
+
+class _stop_signals_held:
+    """SIGINT and SIGTERM held back inside the block (main thread only; elsewhere a no-op), so processes
+    spawned there start with them blocked and cannot print a KeyboardInterrupt while they import (their
+    initializer then ignores them), and the pool is never cut short while it starts a process. A signal
+    that arrives meanwhile is pending, not lost: its handler runs when the block ends. Where signals
+    cannot be blocked (no ``pthread_sigmask``), SIGINT is ignored in the block instead."""
 
     def __enter__(self):
         self.old = self.blocked = None
         if threading.current_thread() is threading.main_thread():
             if hasattr(signal, "pthread_sigmask"):
-                self.blocked = signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                self.blocked = _STOP_SIGNALS - signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
             else:
                 self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         return self
 
     def __exit__(self, *exc):
-        if self.blocked:  # a Ctrl-C held back meanwhile raises KeyboardInterrupt here
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if self.blocked:  # a signal held back meanwhile is handled here (Ctrl-C: KeyboardInterrupt)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, self.blocked)
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
         return False
