@@ -5,7 +5,9 @@ the bandit harness (:mod:`ckb.policies`) and :class:`ckb.Optimizer` (:mod:`ckb.o
 - :mod:`~ckb.rules.optimistic`: RPOL (Guo, Zhu & Liu) and CONFIG (Xu, Jiang & Jones);
 - :mod:`~ckb.rules.penalty`: Shi & Eryilmaz's epoch-based penalty methods (Algorithms 2 and 3);
 - :mod:`~ckb.rules.cei`: constrained expected improvement (the conventional reference);
-- :mod:`~ckb.rules.botorch`: any rule's score as a BoTorch ``AcquisitionFunction`` (needs torch).
+- :mod:`~ckb.rules.botorch`: the score of a rule that decides on (f, g) estimates (primal-dual, RPOL, CONFIG,
+  virtual queue) as a BoTorch ``AcquisitionFunction`` on any model, and any function of X as one (needs
+  torch).
 
 A rule has no estimation in it; :mod:`ckb.rules.base` says what every rule shares.
 """

@@ -348,12 +348,13 @@ class RuleAdapter:
 
 # ------------------------------------------------------------------------------ numpy/torch helpers
 def like(value: Any, ref: Any) -> Any:
-    """``value`` as an array of ``ref``'s backend and dtype (numpy, or torch when ``ref`` is a tensor)."""
+    """``value`` as an array of ``ref``'s backend, dtype and device (numpy, or torch when ``ref`` is a
+    tensor). Before, a tensor on a GPU met the rule's state on the CPU (a device error)."""
     if isinstance(ref, np.ndarray) or np.isscalar(ref):
         return np.asarray(value, dtype=float)
     import torch
 
-    return torch.as_tensor(np.asarray(value, dtype=float), dtype=ref.dtype)
+    return torch.as_tensor(np.asarray(value, dtype=float), dtype=ref.dtype, device=ref.device)
 
 
 def clip(x: Any, low: Any, high: Any) -> Any:
