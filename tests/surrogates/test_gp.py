@@ -839,6 +839,27 @@ def test_retarget_gives_the_posterior_of_the_new_targets(method, rng):
     np.testing.assert_array_equal(gp.mean, before)
 
 
+@pytest.mark.parametrize("method", ["cholesky", "dense"])
+def test_covariance_block_is_the_block_of_the_full_covariance(method, rng):
+    """SafeOpt's expanders need the safe x uncertified block only; covariance_block gives it without the
+    n x n matrix (O(t |rows| |cols|) in Cholesky form), equal to the dense posterior's block."""
+    kernel = SquaredExponential(0.3)
+    C = rng.uniform(0, 1, (30, 2))
+    gp = ExactGP(kernel, 0.2, C, method=method)
+    arms = rng.integers(0, 30, 12)
+    for a in arms:
+        gp.update_arm(int(a), float(rng.normal()))
+    _, cov = dense_posterior(kernel, 0.2, C[arms], np.zeros(12), C)
+    rows, cols = np.array([3, 17, 0, 29]), np.array([5, 3, 28])
+    np.testing.assert_allclose(gp.covariance_block(rows, cols), cov[np.ix_(rows, cols)], atol=1e-12)
+    np.testing.assert_allclose(
+        gp.covariance_block(rows, cols), gp.covariance()[np.ix_(rows, cols)], atol=1e-13
+    )
+    assert gp.covariance_block([], cols).shape == (0, 3)
+    with pytest.raises(OutOfDomainError, match="candidate index 30 is outside 0..29"):
+        gp.covariance_block([30], cols)
+
+
 def test_retarget_on_a_continuous_gp(rng):
     kernel = Matern(0.5, nu=2.5)
     gp = ExactGP(kernel, 0.1)

@@ -292,6 +292,7 @@ def gp_expanders(
     cov_g: np.ndarray,
     beta_g: np.ndarray,
     noise_g: np.ndarray,
+    var_g: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""SafeOpt's expanders without a Lipschitz constant (reference implementation, Berkenkamp et al.):
     a safe arm ``x`` is an expander when a hypothetical observation of :math:`g_j` at ``x`` at its most
@@ -303,7 +304,9 @@ def gp_expanders(
     .. math:: \mu'(x') = \mu(x') - \frac{k(x', x)}{k(x, x) + \lambda}\,\beta\sigma(x), \qquad
               \sigma'^2(x') = k(x', x') - \frac{k(x', x)^2}{k(x, x) + \lambda},
 
-    with :math:`k` the posterior covariance. ``mean_g`` (m, n), ``cov_g`` (m, n, n), ``beta_g`` and
+    with :math:`k` the posterior covariance. ``mean_g`` (m, n); ``cov_g`` (m, n, n), or one function per
+    constraint giving the block of rows ``S`` and columns ``U`` (:meth:`ckb.surrogates.ExactGP.covariance_block`,
+    O(t |S| |U|) where the full matrix costs O(t n^2)) with ``var_g`` (m, n) the variances; ``beta_g`` and
     ``noise_g`` (m,), ``certified`` (m, n): arms whose ``g_j`` UCB is already :math:`\le 0` (or seeds).
     For ``m = 1`` "not certified" is "not safe", the reference code's test; for ``m >= 2`` it is per
     constraint (as for the Lipschitz rule). The reference code checks the safe arms in decreasing order of
@@ -315,10 +318,11 @@ def gp_expanders(
         U = np.flatnonzero(~certified[j])
         if U.size == 0 or S.size == 0:
             continue
-        K = cov_g[j]
-        diag = np.maximum(np.diag(K), 0.0)
+        if callable(cov_g[j]):
+            diag, kxu = np.maximum(var_g[j], 0.0), cov_g[j](S, U)
+        else:
+            diag, kxu = np.maximum(np.diag(cov_g[j]), 0.0), cov_g[j][np.ix_(S, U)]
         kxx = diag[S] + noise_g[j]
-        kxu = K[np.ix_(S, U)]
         shift = -beta_g[j] * np.sqrt(diag[S])  # optimistic observation minus the posterior mean
         mean2 = mean_g[j, U][None, :] + kxu / kxx[:, None] * shift[:, None]
         var2 = np.maximum(diag[U][None, :] - kxu**2 / kxx[:, None], 0.0)
@@ -583,9 +587,10 @@ class _LipschitzSafeBO(_SafeBO):
         if self.safe_rule == "lipschitz":
             return self.safe_set.expanders(self.us)
         mean = np.array([gp.mean for gp in self.gp_g])
-        cov = np.array([gp.covariance() for gp in self.gp_g])
+        blocks = [gp.covariance_block for gp in self.gp_g]  # the safe x uncertified block, not all n x n
+        var = np.array([gp.var for gp in self.gp_g])
         noise = np.array([gp.noise for gp in self.gp_g], dtype=float)
-        return gp_expanders(self.safe, self.safe_set.certified, mean, cov, self._beta_g_t, noise)
+        return gp_expanders(self.safe, self.safe_set.certified, mean, blocks, self._beta_g_t, noise, var)
 
     def _state(self) -> dict[str, Any]:
         return {

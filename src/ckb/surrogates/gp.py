@@ -818,23 +818,40 @@ class ExactGP:
         """Full posterior covariance over the candidates (or a subset of them), symmetric."""
         if self.candidates is None:
             raise InvalidInputError("covariance() needs a candidate set; use predict(X, full_cov=True).")
-        if indices is None:
-            idx = np.arange(self.n)
-        else:  # integers only, as update_arm takes them: 1.7 was read as 1, True as 1
-            a = as_real_array(indices, "candidate indices", "be integers").reshape(-1)
-            i = _first_fraction(a)
-            if i is not None:
-                raise InvalidInputError(f"candidate indices must be integers, got {float(a[i])!r}.")
-            out = (a < 0) | (a >= self.n)
-            if np.any(out):
-                raise OutOfDomainError(f"candidate index {a[out][0]:g} is outside 0..{self.n - 1}.")
-            idx = a.astype(np.intp)
+        idx = np.arange(self.n) if indices is None else self._candidate_indices(indices)
         if self.mode == "dense":
             C = np.tril(self._cov) + np.tril(self._cov, -1).T
             return C[np.ix_(idx, idx)]
         Xc = self.candidates[idx]
         V = self._V[: self.t][:, idx]
         return self.kernel(Xc) - V.T @ V
+
+    def covariance_block(self, rows: Any, cols: Any) -> np.ndarray:
+        """Posterior covariance between the candidates ``rows`` and ``cols`` (index arrays), a
+        ``(len(rows), len(cols))`` block: O(t |rows| |cols|) in Cholesky form, a copy of the stored
+        entries in dense form, where :meth:`covariance` builds all n x n first (SafeOpt's expanders need
+        only the safe x uncertified block)."""
+        if self.candidates is None:
+            raise InvalidInputError(
+                "covariance_block() needs a candidate set; use predict(X, full_cov=True)."
+            )
+        r, c = self._candidate_indices(rows), self._candidate_indices(cols)
+        if self.mode == "dense":  # the lower triangle holds the entries: (i, j) at [max, min]
+            lower = r[:, None] >= c[None, :]
+            return np.where(lower, self._cov[np.ix_(r, c)], self._cov[np.ix_(c, r)].T)
+        V = self._V[: self.t]
+        return self.kernel(self.candidates[r], self.candidates[c]) - V[:, r].T @ V[:, c]
+
+    def _candidate_indices(self, indices: Any) -> np.ndarray:
+        """Candidate indices as integers in 0..n-1 (as update_arm takes them: 1.7 was read as 1, True as 1)."""
+        a = as_real_array(indices, "candidate indices", "be integers").reshape(-1)
+        i = _first_fraction(a)
+        if i is not None:
+            raise InvalidInputError(f"candidate indices must be integers, got {float(a[i])!r}.")
+        out = (a < 0) | (a >= self.n)
+        if np.any(out):
+            raise OutOfDomainError(f"candidate index {a[out][0]:g} is outside 0..{self.n - 1}.")
+        return a.astype(np.intp)
 
     def predict(self, X: Any, full_cov: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance (or full covariance) at arbitrary points ``X`` (q x d).
