@@ -106,8 +106,10 @@ def _progress(description: str, total: int, out: Path, unit: str = "trial"):
         _fail(exc)
     except KeyboardInterrupt:
         if bar is None or not bar.tasks[0].completed:  # before, "finished trials are saved under OUT"
+            # a worker writes its trial before this process counts it: one may be on disk already
             _interrupted(
-                f"no {unit} had finished, nothing new is under {out}; re-run the same command to run them."
+                f"no {unit} was counted as finished; re-run the same command to run them (a {unit} a worker "
+                f"finished meanwhile is kept under {out})."
             )
         _interrupted(f"finished {unit}s are saved under {out}; re-run the same command to resume.")
 
