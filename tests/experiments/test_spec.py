@@ -25,6 +25,23 @@ def test_good_spec_builds_configs():
     assert cfgs[0].policy_params == {"B": 1.0}
 
 
+def test_a_policy_that_cannot_run_under_the_environment_is_refused_by_validate():
+    """Before, rpol-sw-ucb under independent delays passed validation and failed in round 13 of the sweep."""
+    raw = {
+        **GOOD,
+        "problem": {"name": "gardner", "grid": 10},
+        "environment": {"name": "delayed"},
+        "algorithms": {"sw": {"policy": "rpol-sw-ucb"}},
+    }
+    with pytest.raises(
+        SpecError,
+        match=r"^field 'algorithms.sw' in test.toml: policy 'rpol-sw-ucb' .*arrive separately.*joint",
+    ):
+        ExperimentSpec.from_dict(raw, source="test.toml").validate()
+    raw["environment"] = {"name": "delayed", "joint": True}
+    ExperimentSpec.from_dict(raw, source="test.toml").validate()
+
+
 def _missing_data_file(s) -> str | None:
     """The real-data file a spec's problem needs, if it cannot be found here (else None)."""
     from ckb.errors import DataFileError

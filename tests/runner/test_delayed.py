@@ -76,6 +76,24 @@ def test_policies_without_partial_feedback_get_a_clear_error():
     Trial(ok).run()
 
 
+@pytest.mark.parametrize("policy", ["rpol-sw-ucb", "igp-ucb"])
+def test_a_policy_without_partial_feedback_is_refused_when_the_trial_is_built(policy):
+    """Before, the trial was built and ran until the first split observation (round 13 for rpol-sw-ucb)."""
+    cfg = TrialConfig("p", policy, "gardner", 60, 0, 0, {}, PROB, environment="delayed")
+    with pytest.raises(
+        InvalidInputError, match=rf"^policy '{policy}' .*arrive separately.*joint = true"
+    ) as err:
+        Trial(cfg)
+    assert "\n" not in str(err.value)
+    # the parts of a round cannot arrive apart: nothing to refuse
+    for params in ({"joint": True}, {"delay": "constant", "delay_mean": 3}, {"delay": "none"}):
+        Trial(
+            TrialConfig(
+                "p", policy, "gardner", 20, 0, 0, {}, PROB, environment="delayed", environment_params=params
+            )
+        ).run()
+
+
 @pytest.mark.parametrize("policy", ["rpol-censored-ucb", "rpol-ucb", "ckb-ucb"])
 def test_checkpoint_resume_with_feedback_in_flight_is_exact(policy, split_run):
     cfg = TrialConfig(

@@ -64,6 +64,10 @@ class Environment:
         """Observations that reach the policy after this round (immediate feedback here)."""
         return [Observation(outcome.t, outcome.index, outcome.x, self.problem.sign * outcome.y, outcome.c)]
 
+    def check_policy(self, policy: Any) -> None:
+        """Refuse, before anything runs, a policy this environment would fail part-way (none here); the
+        runner calls it once the trial's policy is built."""
+
     def state_dict(self) -> dict[str, Any]:
         return {"t": self.t, "rng": self.rng.bit_generator.state}
 

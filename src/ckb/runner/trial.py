@@ -106,6 +106,7 @@ class Trial:
         self.policy = make_policy(
             config.policy, self.problem.info(), config.rng(2), horizon=horizon, **params
         )
+        self.env.check_policy(self.policy)  # before the run, not at the first feedback it cannot take
         d = self.problem.domain.d
         self.trace = Trace(
             config.horizon,

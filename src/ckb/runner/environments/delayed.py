@@ -8,8 +8,8 @@ from ``delay`` (``"poisson"`` with mean ``delay_mean``, the Poisson(15) of the p
 delay of 0 means the feedback arrives in the round it was played. Parts of the same round that arrive
 together form one observation; otherwise a policy receives an :class:`~ckb.contract.Observation` with
 ``has_y`` or ``has_c`` false (only policies that accept partial feedback may run here, see
-:attr:`ckb.policies.Policy.accepts_partial_feedback`); ``joint=True`` draws one delay for both, so any
-policy can run. Feedback that would arrive after the horizon is never delivered. The truth for the metrics
+:attr:`ckb.policies.Policy.accepts_partial_feedback`; others are refused when the trial is built);
+``joint=True`` draws one delay for both, so any policy can run. Feedback that would arrive after the horizon is never delivered. The truth for the metrics
 is recorded at the decision round, as the paper's regret and violation are.
 """
 
@@ -65,6 +65,20 @@ class DelayedEnvironment(Environment):
         if self.delay == "constant":
             return int(self.delay_mean)
         return int(self.rng.poisson(self.delay_mean))
+
+    def check_policy(self, policy: Any) -> None:
+        """A policy that cannot take a round's reward and costs apart is refused before the run when they
+        can arrive apart (independent Poisson delays of positive mean); before, it ran until the first
+        split observation (round 13 under Poisson(15))."""
+        split = not self.joint and self.delay == "poisson" and self.delay_mean > 0
+        if split and not getattr(policy, "accepts_partial_feedback", False):
+            who = getattr(policy, "name", "") or type(policy).__name__
+            raise InvalidInputError(
+                f"policy {who!r} cannot use feedback whose reward and costs arrive separately, as environment "
+                "'delayed' with joint = false sends them; set the environment's joint = true (one delay for "
+                "both) or use a policy that accepts partial feedback (e.g. rpol-ucb, rpol-censored-ucb, "
+                "ckb-ucb, config)."
+            )
 
     def deliver(self, outcome: Outcome) -> list[Observation]:
         s = outcome.t
