@@ -55,6 +55,29 @@ def test_trial_records_per_round_optima_and_the_metrics_use_them(tmp_path):
     np.testing.assert_array_equal(rest.regret_reference, ref)
 
 
+@pytest.mark.parametrize("environment", ["basic", "delayed"])
+def test_a_phased_problem_is_refused_by_every_other_environment(environment):
+    """Before, it ran and played phase 1 for the whole horizon, with regret against phase 1's optimum."""
+    cfg = TrialConfig("p", "rpol-ucb", "gardner-phases", 150, 0, 0, {}, PROB, environment=environment)
+    want = rf"^problem 'gardner-phases' needs environment 'phased', got '{environment}': .*first phase"
+    with pytest.raises(InvalidInputError, match=want) as err:
+        Trial(cfg)
+    assert "\n" not in str(err.value)
+    from ckb.errors import SpecError
+    from ckb.experiments import ExperimentSpec
+
+    raw = {
+        "name": "x",
+        "horizon": 10,
+        "trials": 1,
+        "problem": {"name": "gardner-phases", **PROB},
+        "environment": {"name": environment},
+        "algorithms": {"r": {"policy": "rpol-ucb"}},
+    }
+    with pytest.raises(SpecError, match=r"^field 'environment' in x.toml: problem 'gardner-phases' needs"):
+        ExperimentSpec.from_dict(raw, source="x.toml").validate()
+
+
 def test_phased_environment_needs_a_phased_problem():
     with pytest.raises(InvalidInputError, match="phased problem"):
         PhasedEnvironment(

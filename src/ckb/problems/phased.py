@@ -2,8 +2,8 @@ r"""Piecewise non-stationary problems (Guo, Zhu & Liu (2023), Sec. 6 and the non
 Sec. 7): phases with their own f, g and optimum.
 
 A :class:`PhasedProblem` is a :class:`~ckb.problems.Problem` whose functions change at given rounds. Its
-own ``f``/``g`` are those of the first phase (what a policy's defaults and hints see); the ``phased``
-environment (:mod:`ckb.runner.environments.phased`) evaluates round t with the functions of t's phase and
+own ``f``/``g`` are those of the first phase (what a policy's defaults and hints see), so every other
+environment refuses it (it would play phase 1 for the whole horizon); the ``phased`` environment (:mod:`ckb.runner.environments.phased`) evaluates round t with the functions of t's phase and
 records that phase's best feasible utility, so the runner's regret is the *dynamic* regret
 :math:`\sum_t f_t(x^*_t) - f_t(x_t)` and the violations use :math:`g_t`.
 
@@ -34,6 +34,12 @@ class PhasedProblem(Problem):
 
     ``phases``: one ``(f, g)`` pair per phase, callables on points or tables over the candidates.
     """
+
+    needs_environment = "phased"
+    needs_environment_because = (
+        "its functions change between rounds, and any other environment plays its first phase for the "
+        "whole horizon"
+    )
 
     def __init__(
         self,

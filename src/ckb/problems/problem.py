@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -61,6 +61,11 @@ class Problem:
     metadata:
         Free-form facts recorded in summaries (e.g. the instance's ``B``, ``h``, Slater margin).
     """
+
+    #: the one environment this kind of problem runs under (None: any) and why; every other environment
+    #: refuses it when built (:class:`~ckb.runner.environment.Environment`)
+    needs_environment: ClassVar[str | None] = None
+    needs_environment_because: ClassVar[str] = ""
 
     def __init__(
         self,

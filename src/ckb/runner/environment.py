@@ -44,6 +44,12 @@ class Outcome:
 
 class Environment:
     def __init__(self, problem: Problem, rng: np.random.Generator) -> None:
+        need = getattr(problem, "needs_environment", None)
+        if need is not None and not isinstance(self, ENVIRONMENTS.get(need)):
+            raise InvalidInputError(
+                f"problem {problem.name!r} needs environment {need!r}, got {_registered_name(type(self))!r}: "
+                f"{problem.needs_environment_because}."
+            )
         self.problem = problem
         self.rng = rng
         self.t = 0
@@ -94,6 +100,11 @@ class Environment:
                 f"{type(self.rng.bit_generator).__name__} generator."
             ) from None
         self.t = int(t)
+
+
+def _registered_name(cls: type) -> str:
+    """The name ``cls`` is registered under (its class name if none)."""
+    return next((n for n in ENVIRONMENTS.names() if ENVIRONMENTS.get(n) is cls), cls.__name__)
 
 
 #: environment classes by name; modules in ``ckb/runner/environments/`` register theirs on import
