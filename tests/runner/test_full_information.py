@@ -45,6 +45,14 @@ def test_registered():
     assert ENVIRONMENTS.get("full-information") is FullInformationEnvironment
 
 
+@pytest.mark.parametrize("environment", ["basic", "delayed"])
+def test_the_queue_problem_is_refused_by_every_other_environment(environment):
+    """Before, gpu-queue under 'basic' told the policy the exact mean g(x_t) as its constraint observation."""
+    want = rf"^problem 'gpu-queue' needs environment 'full-information', got '{environment}': .*g_t"
+    with pytest.raises(InvalidInputError, match=want):
+        Trial(cfg(policy="igp-ucb", policy_params={}, environment=environment))
+
+
 def test_step_uses_the_revealed_sample_and_records_the_mean():
     p = _queue()
     env = _env(p)
