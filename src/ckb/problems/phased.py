@@ -3,7 +3,8 @@ Sec. 7): phases with their own f, g and optimum.
 
 A :class:`PhasedProblem` is a :class:`~ckb.problems.Problem` whose functions change at given rounds. Its
 own ``f``/``g`` are those of the first phase (what a policy's defaults and hints see), so every other
-environment refuses it (it would play phase 1 for the whole horizon); the ``phased`` environment (:mod:`ckb.runner.environments.phased`) evaluates round t with the functions of t's phase and
+environment refuses it (it would play phase 1 for the whole horizon); the ``phased`` environment
+(:mod:`ckb.runner.environments.phased`) evaluates round t with the functions of t's phase and
 records that phase's best feasible utility, so the runner's regret is the *dynamic* regret
 :math:`\sum_t f_t(x^*_t) - f_t(x_t)` and the violations use :math:`g_t`.
 

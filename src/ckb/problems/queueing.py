@@ -15,10 +15,10 @@ In the stochastic full-information setting (the CBO paper's Assumptions 5-6) the
 - ``problem.constraint_bound``: ``G`` of Assumption 6 (also published as the hint ``"G"``).
 
 The environment ``"full-information"`` (:mod:`ckb.runner.environments.full_information`) calls the
-sampler; any problem with a ``sample_constraints`` method works there. A :class:`StochasticConstraintProblem`
-runs only there: every other environment refuses it, as it would show the policy the mean ``g`` through the
-problem's noise model instead of :math:`g_t` (``gpu-queue`` has no constraint noise, so the exact mean, a
-feedback neither of the paper's settings gives).
+sampler; any problem with a ``sample_constraints`` method works there. A
+:class:`StochasticConstraintProblem` runs only there: every other environment refuses it, as it would
+show the policy the mean ``g`` through the problem's noise model instead of :math:`g_t` (``gpu-queue``
+has no constraint noise, so the exact mean, a feedback neither of the paper's settings gives).
 
 The ``gpu-queue`` problem (the CBO paper, App. A)
 --------------------------------------------------

@@ -9,8 +9,9 @@ delay of 0 means the feedback arrives in the round it was played. Parts of the s
 together form one observation; otherwise a policy receives an :class:`~ckb.contract.Observation` with
 ``has_y`` or ``has_c`` false (only policies that accept partial feedback may run here, see
 :attr:`ckb.policies.Policy.accepts_partial_feedback`; others are refused when the trial is built);
-``joint=True`` draws one delay for both, so any policy can run. Feedback that would arrive after the horizon is never delivered. The truth for the metrics
-is recorded at the decision round, as the paper's regret and violation are.
+``joint=True`` draws one delay for both, so any policy can run. Feedback that would arrive after the
+horizon is never delivered. The truth for the metrics is recorded at the decision round, as the paper's
+regret and violation are.
 """
 
 from __future__ import annotations
