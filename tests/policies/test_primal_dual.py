@@ -44,10 +44,12 @@ def test_defaults_follow_the_theorems():
 
 
 def test_decision_clipping_and_dual_step_by_hand():
+    """The decision scores the *clipped* estimates: the numbers are chosen so that each clip changes the
+    played arm (without the clip to [-B, B] arm 0 wins, without the clip to [-G, G] arm 2 wins)."""
     # constant widths so that the estimates are known exactly; identity kernel: arms independent
     p = make_policy(
         "ckb-ucb",
-        tiny_problem().info(),
+        tiny_problem().info(),  # B = G = 1
         np.random.default_rng(0),
         horizon=100,
         beta=0.5,
@@ -56,20 +58,24 @@ def test_decision_clipping_and_dual_step_by_hand():
         V=2.0,
         rho=3.0,
     )
-    for t, (i, y, c) in enumerate([(0, 2.0, 0.8), (1, 0.4, -0.2), (2, -0.6, -1.6)], 1):
+    for t, (i, y, c) in enumerate([(0, 6.0, 0.8), (1, 1.0, -0.4), (2, -0.7, -5.2)], 1):
         p.ask()
         p.tell(obs(t, i, y, c))
     p.phi[:] = [0.7]
-    # posteriors with lambda = 1, one pull each: mean = y/2, var = 1/2
-    sd = math.sqrt(0.5)
-    f_ucb = np.clip(np.array([1.0, 0.2, -0.3]) + 0.5 * sd, -1.0, 1.0)  # arm 0 clipped at B = 1
-    g_lcb = np.clip(np.array([0.4, -0.1, -0.8]) - 0.5 * sd, -1.0, 1.0)
-    score = f_ucb - 0.7 * g_lcb
+    # posteriors with lambda = 1, one pull each: mean = y/2, var = 1/2, width 0.5 sqrt(1/2) = 0.354
+    w = 0.5 * math.sqrt(0.5)
+    f_ucb = np.array([3.0, 0.5, -0.35]) + w  # [3.354, 0.854, 0.004]
+    g_lcb = np.array([0.4, -0.2, -2.6]) - w  # [0.046, -0.554, -2.954]
+    f_bar, g_bar = np.clip(f_ucb, -1.0, 1.0), np.clip(g_lcb, -1.0, 1.0)
+    score = f_bar - 0.7 * g_bar  # [0.968, 1.241, 0.704]: arm 1
+    assert int(np.argmax(score)) == 1
+    assert int(np.argmax(f_ucb - 0.7 * g_bar)) == 0  # f unclipped: 3.32 for arm 0
+    assert int(np.argmax(f_bar - 0.7 * g_lcb)) == 2  # g unclipped: 2.07 for arm 2
     x = p.ask()
-    assert x == int(np.argmax(score))
+    assert x == 1
     assert p.internals()["dual"] == pytest.approx(0.7)  # phi_t used for the decision
-    assert p.internals()["g_bar"] == pytest.approx(g_lcb[x])
-    assert p.phi[0] == pytest.approx(min(max(0.7 + g_lcb[x] / 2.0, 0.0), 3.0))
+    assert p.internals()["g_bar"] == pytest.approx(g_lcb[1])
+    assert p.phi[0] == pytest.approx(0.7 + g_lcb[1] / 2.0)  # V = 2, inside [0, rho]: 0.423
 
 
 def test_dual_step_on_the_posterior_mean_by_hand():
@@ -102,31 +108,39 @@ def test_dual_estimate_must_be_a_known_choice():
         )
 
 
-@pytest.mark.parametrize("g_est, phi0, expected", [(-1.0, 0.1, 0.0), (1.0, 2.9, 3.0), (0.5, 1.0, 1.25)])
-def test_dual_projection_onto_0_rho(g_est, phi0, expected):
+@pytest.mark.parametrize(
+    "g_mean, phi0, expected",
+    [
+        (-1.0, 0.1, 0.0),  # 0.1 - 1/2 = -0.4, projected up to 0
+        (1.0, 2.9, 3.0),  # 2.9 + 1/2 = 3.4, projected down to rho = 3
+        (0.5, 1.0, 1.25),  # 1.0 + 0.5/2, inside [0, rho]
+        (1.6, 0.5, 1.0),  # g_bar = clip(1.6, -G, G) = 1: 0.5 + 1/2 (unclipped: 1.3)
+    ],
+)
+def test_dual_projection_onto_0_rho(g_mean, phi0, expected):
+    """phi <- Proj_[0, rho](phi + (g_bar + slack) / V) with slack 0, V = 2, rho = 3, G = 1, worked by hand."""
     p = make_policy(
         "ckb-ucb",
-        tiny_problem(g=(g_est,) * 3).info(),
+        tiny_problem().info(),
         np.random.default_rng(0),
         horizon=100,
         beta=0.0,
         beta_g=0.0,
+        noise=1.0,
         V=2.0,
         rho=3.0,
         G=1.0,
     )
-    # force the estimate: with beta = 0 the estimate is the posterior mean; feed exact observations
-    for t in range(1, 200):
-        i = p.ask()
-        p.tell(obs(t, i, 0.0, g_est * 2.0))  # mean after many pulls -> 2 g_est * n/(n+1) -> clipped to G = 1
+    # beta = 0: the estimate is the posterior mean; identity kernel, lambda = 1, one pull of each arm with
+    # c = 2 g_mean: every arm's mean is c / 2 = g_mean, so g_bar does not depend on the arm played
+    for t in range(1, 4):
+        p.ask()
+        p.tell(obs(t, t - 1, 0.0, 2.0 * g_mean))
     p.phi[:] = [phi0]
-    x = p.ask()
-    g_bar = p.internals()["g_bar"]
-    assert p.phi[0] == pytest.approx(min(max(phi0 + g_bar / 2.0, 0.0), 3.0))
-    assert abs(g_bar) <= 1.0
-    if expected in (0.0, 3.0):
-        assert p.phi[0] == expected
-    del x
+    p.ask()
+    assert p.internals()["dual"] == pytest.approx(phi0)
+    assert p.internals()["g_bar"] == pytest.approx(min(g_mean, 1.0))
+    assert p.phi[0] == pytest.approx(expected)
 
 
 def test_slack_enters_the_dual_step_and_is_bounded():
