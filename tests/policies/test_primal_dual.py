@@ -260,15 +260,33 @@ def test_checkpoint_resume_is_exact(policy, split_run):
 
 
 def test_ckb_keeps_violation_small_where_unconstrained_ucb_does_not():
-    """g = -f + B/2 with a *narrow* feasible set: CKB's soft violation is 0 at T, IGP-UCB's is not."""
-    prob = {"constraint": "neg-f-plus-h", "h_fraction": 0.9, "n_grid": 40}
-    vals = {}
-    for pol in ("ckb-ucb", "igp-ucb"):
-        pp = {"beta_scale": 0.3, "R": 0.1}
-        res = [
-            final_metrics(Trial(TrialConfig(pol, pol, "rkhs-synthetic", 1500, k, 0, pp, prob)).run())
-            for k in range(4)
-        ]
-        vals[pol] = res
-    assert all(r["violation"] == 0.0 for r in vals["ckb-ucb"])
-    assert np.mean([r["regret"] for r in vals["ckb-ucb"]]) / 1500 < 0.1
+    """Zhou & Ji's independent constraint (g drawn like f): on the instances whose unconstrained optimum
+    argmax f is infeasible, IGP-UCB converges to it and its soft violation [sum g]^+ grows linearly, while
+    CKB's dual rises and keeps the violation a fraction of it (O(sqrt T) in the theory).
+
+    A statistical check at a fixed seed: instances 0-9 at seed 0, three of which (0, 7, 9) have an
+    infeasible unconstrained optimum; there IGP-UCB's violation is about 0.5 T and CKB's about 0.16 times
+    it at T = 300. Over seeds 0-3 (instances 0-15), wherever IGP-UCB's violation exceeded 0.1 T, CKB's
+    stayed below 0.3 times it."""
+    T = 300
+    prob = {"constraint": "independent", "n_grid": 40}
+    pp = {"beta_scale": 0.3, "R": 0.1}
+    contrasted, regrets = 0, []
+    for k in range(10):
+        trials = {
+            pol: Trial(TrialConfig(pol, pol, "rkhs-synthetic", T, k, 0, pp, prob))
+            for pol in ("ckb-ucb", "igp-ucb")
+        }
+        problem = trials["ckb-ucb"].problem
+        ckb_trace = trials["ckb-ucb"].run()
+        ckb = final_metrics(ckb_trace)
+        regrets.append(ckb["regret"] / T)
+        if problem.g_values[int(np.argmax(problem.f_values)), 0] <= 0.0:
+            continue  # the unconstrained optimum is feasible: nothing to contrast
+        ucb = final_metrics(trials["igp-ucb"].run())
+        assert ucb["violation"] > 0.2 * T
+        assert ckb["violation"] < ucb["violation"] / 3.0
+        assert np.max(ckb_trace.internals["dual"]) > 0.0  # the dual moved
+        contrasted += 1
+    assert contrasted >= 2
+    assert np.mean(regrets) < 0.1
