@@ -145,25 +145,32 @@ def test_state_machine_issues_the_right_points_per_iteration(rng):
 
 def test_recommendation_is_the_best_tolerance_feasible_incumbent(rng):
     p = _problem()
+    env = Environment(p, np.random.default_rng(1))
     pol = make_policy(
-        "admmbo", p.info(), rng, initial_bud_f=2, initial_bud_c=2, final_bud=1, max_iterations=4,
+        "admmbo", p.info(), rng, initial_bud_f=2, initial_bud_c=2, final_bud=1, max_iterations=6,
         n_candidates=64, tol_c=0.05,
     )  # fmt: skip
-    stub = np.random.default_rng(3)
-    t = 0
+    # record which evaluations ADMMBO offers as incumbents (each x* and z_i it produces)
+    checked = []
+    update = pol._update_incumbent
+    pol._update_incumbent = lambda row: (checked.append(row), update(row))[1]
+    observed = []
     while not pol.stopped:
-        t += 1
-        x = pol.ask()
-        pol.tell(Observation(t, -1, x, float(stub.normal()), np.array([stub.normal()])))
-    # the incumbent is chosen among the x* and z_i ADMMBO produced; among those checked it is the best
-    # tol_c-feasible one, and the recommendation is played from now on
+        for o in env.deliver(env.step(pol.ask())):
+            observed.append(o)
+            pol.tell(o)
+    # the incumbent is the best (highest observed y) of the offered evaluations with c <= tol_c
+    feasible = [r for r in set(checked) if observed[r].c[0] <= 0.05]
+    assert len(feasible) >= 2 and len(set(checked)) > len(feasible)  # a real choice in this run
+    best = max(feasible, key=lambda r: observed[r].y)
+    last = [r for r in checked if r in feasible][-1]
+    assert best != last  # so keeping the last tol-feasible x* / z_i would be caught
     rec = pol.recommendation
-    if pol._best_row >= 0:
-        assert pol._C[pol._best_row][0] <= 0.05
-        np.testing.assert_array_equal(rec, pol._P[pol._best_row])
-    else:
-        np.testing.assert_array_equal(rec, pol.x_star)
+    np.testing.assert_array_equal(rec, observed[best].x)
+    # and the recommendation is played from now on
+    t = len(observed)
     for _ in range(3):
+        t += 1
         np.testing.assert_array_equal(pol.ask(), rec)
         pol.tell(Observation(t, -1, rec, 0.0, np.zeros(1)))
 
