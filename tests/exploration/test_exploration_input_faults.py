@@ -129,7 +129,8 @@ def test_sobol_candidates_refuses_a_bad_count(n, pattern):
 
 def test_sobol_candidates_takes_lists_and_refuses_an_inverted_box():
     C = sobol_candidates([0.0, -1.0], [1.0, 1.0], 8, np.random.default_rng(0))
-    assert C.shape == (8, 2) and np.all(C[:, 1] >= -1.0)
+    assert C.shape == (8, 2) and np.all(C >= [0.0, -1.0]) and np.all(C <= [1.0, 1.0])
+    assert np.any(C[:, 1] > 0.0)  # the whole box, not its unit-sized corner (scaling: test_select.py)
     with pytest.raises(InvalidInputError, match="lower <= upper"):
         sobol_candidates([1.0], [0.0], 8, np.random.default_rng(0))
 

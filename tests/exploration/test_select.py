@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ckb.errors import InvalidInputError
-from ckb.exploration import argmax_random_tie, refine_from_candidates
+from ckb.exploration import argmax_random_tie, refine_from_candidates, sobol_candidates
 
 
 def _bump(X):
@@ -46,3 +46,20 @@ def test_zero_restarts_returns_the_best_candidate_with_random_ties():
         refine_from_candidates(
             vals, lambda X: X[:, 0], C, np.zeros(1), np.ones(1), np.random.default_rng(0), method="newton"
         )
+
+
+def test_sobol_candidates_fill_a_non_unit_box_one_point_per_stratum():
+    """A scrambled Sobol sequence of n = 2^k points has one point in each [i/n, (i+1)/n) of every
+    coordinate; mapped affinely to the box, the points are inside it and keep that stratification on the
+    box's own scale (an axis with lower == upper is the constant bound)."""
+    lower, upper = np.array([-2.0, 10.0, -1.0, 4.0]), np.array([3.0, 10.5, 1.0, 4.0])
+    C = sobol_candidates(lower, upper, 16, np.random.default_rng(0))
+    assert C.shape == (16, 4)
+    assert np.all(C >= lower) and np.all(C <= upper)
+    U = (C[:, :3] - lower[:3]) / (upper[:3] - lower[:3])
+    for j in range(3):
+        np.testing.assert_array_equal(np.sort(np.floor(U[:, j] * 16)), np.arange(16))
+    np.testing.assert_array_equal(C[:, 3], 4.0)
+    # seeded from rng: the same rng state gives the same points, another state other points
+    np.testing.assert_array_equal(C, sobol_candidates(lower, upper, 16, np.random.default_rng(0)))
+    assert not np.array_equal(C, sobol_candidates(lower, upper, 16, np.random.default_rng(1)))
