@@ -149,33 +149,44 @@ def test_a_leap_scores_constrained_ei_far_from_every_evaluated_point_and_falls_b
     assert not PessimisticCEIRule(1, 10, explore_kappa=1.0).leaps  # leap_radius None: the default
 
 
-def test_pcei_with_leaps_leaves_the_local_optimum_the_default_stays_at():
-    """Gramacy's problem, seed 3: the default stops at the local optimum (0, 0.75), f = 0.75; with
-    ``leap_radius`` the endgame's leaps (phase 3, each at least the radius from every evaluated point)
-    take it below 0.7 within 24 evaluations (toward the global optimum, f* = 0.5998)."""
+def test_pcei_leaps_only_in_the_endgame_and_at_least_the_radius_from_every_evaluated_point():
+    """``leap_radius`` acts only in the endgame: the run replays the default's asks bit for bit until the
+    endgame starts (at the same ask in both); every leap (phase 3) is an endgame ask at least the radius
+    (L-inf, unit cube) from every earlier evaluation; the default never leaps. Whether the leaps then
+    find a better feasible region is a benchmark measurement (the module docstring of
+    ckb.rules.feasible_ei: Gramacy solved in 20 of 20 seeds against 13), not asserted here: at a single
+    seed it holds or not by the draw. Gramacy's problem at seed 1 (its endgame starts at the 11th ask, so
+    13 evaluations hold three leaps)."""
     import ckb
     from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
 
     problem = CONSTRAINED_BENCHMARKS["gramacy"].make()  # on the unit square
 
     def run(**kw):
-        opt = ckb.Optimizer([0, 0], [1, 1], 2, policy="pcei", budget=60, minimize=True, seed=3, **kw)
-        for _ in range(24):
+        opt = ckb.Optimizer([0, 0], [1, 1], 2, policy="pcei", budget=60, minimize=True, seed=1, **kw)
+        for _ in range(13):
             x = opt.ask()
             opt.tell(x, *problem.evaluate(-1, x))
-        return opt
+        return opt.history()
 
     default, leaping = run(), run(leap_radius=0.1)
-    assert default.best_feasible()["objective"] > 0.74
-    assert leaping.best_feasible()["objective"] < 0.7
-    hist = leaping.history()
-    X = np.array([h["x"] for h in hist])
-    leaps = [i for i, h in enumerate(hist) if h["info"].get("phase") == 3.0]
-    assert len(leaps) >= 2
+    start = [
+        next(i for i, h in enumerate(hist) if h["info"].get("endgame") == 1.0) for hist in (default, leaping)
+    ]
+    assert start[0] == start[1]
+    for d, h in zip(default[: start[0]], leaping[: start[0]], strict=True):
+        np.testing.assert_array_equal(d["x"], h["x"])
+        drop = ("seconds", "asked_by")  # wall clock and process, not the decision
+        assert {k: v for k, v in d["info"].items() if k not in drop} == {
+            k: v for k, v in h["info"].items() if k not in drop
+        }
+    X = np.array([h["x"] for h in leaping])
+    leaps = [i for i, h in enumerate(leaping) if h["info"].get("phase") == 3.0]
+    assert len(leaps) >= 2  # the property below is exercised
     for i in leaps:
-        assert hist[i]["info"]["endgame"] == 1.0
+        assert i >= start[1] and leaping[i]["info"]["endgame"] == 1.0
         assert np.abs(X[:i] - X[i]).max(axis=1).min() >= 0.1 - 1e-9
-    assert all(h["info"].get("phase") != 3.0 for h in default.history())
+    assert all(h["info"].get("phase") != 3.0 for h in default)
     with pytest.raises(Exception, match="leap_radius"):
         ckb.Optimizer([0, 0], [1, 1], 2, policy="slack-cei", budget=10, leap_radius=0.1)
 
