@@ -579,7 +579,11 @@ def test_gp_expanders_by_hand():
     # a weak correlation: mean'(1) = 0.1 - 0.2/1.01 = -0.09802, sd' = sqrt(1 - 0.04/1.01) = 0.98000: no
     weak = np.array([[[1.0, 0.2], [0.2, 1.0]]])
     assert not gp_expanders(safe, safe[None, :], mean, weak, np.array([1.0]), np.array([0.01])).any()
-    assert (0.1 + 0.9 / 1.01 * -1.0 + math.sqrt(1 - 0.81 / 1.01)) == pytest.approx(-0.34610, abs=1e-4)
+    # ckb's UCB' moves with arm 1's mean: the expander test flips where the hand value -0.34610 says
+    for shift, expander in ((0.34110, True), (0.35110, False)):  # UCB' = -0.005 / +0.005
+        moved = _arr([-2.0, 0.1 + shift])
+        G = gp_expanders(safe, safe[None, :], moved, cov, np.array([1.0]), np.array([0.01]))
+        assert G.tolist() == [expander, False]
 
 
 def test_gp_expanders_match_a_refit_gp_with_the_hypothetical_observation():
