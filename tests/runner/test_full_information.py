@@ -133,8 +133,14 @@ def test_queue_problem_defaults_and_hints():
     assert p.hints["B"] == 1.0 == float(np.max(np.abs(p.f_values)))
     assert p.hints["G"] == 12.0 == p.constraint_bound
     assert p.hints["slater_margin"] == pytest.approx(float(np.max(-p.g_values)))
-    # 5.8 jobs per round against 6 at full allocation; clipping lowers the mean a little
-    assert p.hints["slater_margin"] == pytest.approx(0.2000155, abs=1e-7)
+    # 5.8 jobs per round against 6 at full allocation (the best arm): the margin is -E[clip(A - 6, -G, G)]
+    # with A ~ Poisson(5.8), a little above 6 - 5.8 = 0.2 (the clip at +G cuts the upper tail); direct sum
+    k = np.arange(200)
+    pmf = np.exp(k * math.log(5.8) - 5.8 - np.array([math.lgamma(j + 1) for j in k]))
+    margin = -float(np.sum(pmf * np.clip(k - 6.0, -12.0, 12.0)))
+    assert 0.2 < margin < 0.2001
+    assert np.max(_service(p, (3.0, 3.0), (5.0, 3.0))) == pytest.approx(6.0)
+    assert p.hints["slater_margin"] == pytest.approx(margin, rel=0, abs=1e-12)
     assert np.all(p.g_values[:, 0] <= 5.8 - _service(p, (3.0, 3.0), (5.0, 3.0)))
     _, x, f_star = p.optimum
     assert x.tolist() == pytest.approx([0.6, 0.9]) and f_star == pytest.approx(1.725 / 2.6)
