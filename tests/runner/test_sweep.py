@@ -151,3 +151,22 @@ def test_a_trial_without_data_files_keeps_its_hash():
     cfg = configs(1)[0]
     assert "inputs" not in cfg.to_dict()
     assert TrialConfig(**cfg.to_dict()).config_hash() == cfg.config_hash()
+
+
+def test_load_traces_keeps_the_specs_order_of_algorithms():
+    """Summaries, tables and legends follow the spec's order of algorithms; before, the traces came out
+    sorted by name (ckb-rand, ckb-ts, ckb-ucb for a spec listing ckb-ucb, ckb-ts, ckb-rand)."""
+    from pathlib import Path
+
+    from ckb.runner.sweep import load_traces
+
+    class Loaded:
+        @staticmethod
+        def load(path):
+            return path.name
+
+    spec_order = ["ckb-ucb", "ckb-ts", "ckb-rand"]
+    paths = {(alg, k): Path(f"{alg}-{k}") for alg in spec_order for k in (1, 0)}
+    got = load_traces(paths, trace_cls=Loaded)
+    assert list(got) == spec_order
+    assert got["ckb-ts"] == ["ckb-ts-0", "ckb-ts-1"]  # each one's traces in trial order

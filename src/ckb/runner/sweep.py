@@ -336,8 +336,11 @@ def _remove_empty(folders: list[Path]) -> None:
 
 
 def load_traces(paths: dict[tuple[str, int], Path], trace_cls=Trace) -> dict[str, list]:
-    """Load traces (``trace_cls.load``) grouped by algorithm, in trial order."""
-    out: dict[str, list] = {}
-    for (alg, _), path in sorted(paths.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        out.setdefault(alg, []).append(trace_cls.load(path))
+    """Load traces (``trace_cls.load``) grouped by algorithm, the algorithms in the order ``paths`` first
+    names them (a spec's order, as :func:`run_sweep` returns them), each one's traces in trial order.
+    Before, the algorithms came out sorted by name, so summaries, tables and legends ignored the spec's
+    order (the multi-agent kind kept it)."""
+    out: dict[str, list] = {alg: [] for alg, _ in paths}
+    for (alg, _), path in sorted(paths.items(), key=lambda kv: kv[0][1]):
+        out[alg].append(trace_cls.load(path))
     return out
