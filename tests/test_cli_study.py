@@ -437,3 +437,26 @@ def test_a_damaged_minimize_flag_is_refused(study):
         "damaged spec",
         "minimize must be true or false",
     )
+
+
+def test_the_study_plot_marks_every_evaluation_and_counts_from_zero(tmp_path, monkeypatch):
+    """The steps ended at the last evaluation with a tick, hiding its value, and the axis of violating
+    evaluations started at 1, so its bottom read as 0."""
+    import matplotlib.pyplot as plt
+
+    from ckb import cli_study
+
+    shown, close = [], plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: shown.append(fig))
+    curves = {
+        "best": np.array([np.nan, 2.0, 1.5]),
+        "violation": np.array([0.3, 0.3, 0.5]),
+        "positive_violation": np.array([0.3, 0.3, 0.5]),
+        "violating": np.array([1.0, 1.0, 2.0]),
+    }
+    cli_study._plot(curves, "s", {"minimize": True}, tmp_path / "s.png")
+    fig = shown[-1]
+    a, b, b2 = fig.axes
+    assert all(line.get_marker() == "." for ax in (a, b, b2) for line in ax.lines)
+    assert b.get_ylim()[0] == 0.0 and b2.get_ylim()[0] == 0.0
+    close(fig)

@@ -502,15 +502,19 @@ def _plot(
 
     n = np.arange(1, curves["best"].size + 1)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
-    a.step(n, curves["best"], where="post")
+    # a dot at each evaluation: a step drawn "post" shows the value after the last one only as a tick
+    dots = {"where": "post", "marker": ".", "markersize": 4}
+    a.step(n, curves["best"], **dots)
     a.set_xlabel("evaluations")
     a.set_ylabel("best feasible objective" + (" (minimized)" if _minimize(spec) else ""))
     a.set_title(f"{name}: best feasible value")
-    b.step(n, curves["violation"], where="post", label="violation ||[sum g]+||")
-    b.step(n, curves["positive_violation"], where="post", label="positive violation ||sum [g]+||")
+    b.step(n, curves["violation"], label="violation ||[sum g]+||", **dots)
+    b.step(n, curves["positive_violation"], label="positive violation ||sum [g]+||", **dots)
     b.legend(loc="upper left", fontsize="small")
     b2 = b.twinx()
-    b2.step(n, curves["violating"], where="post", color="tab:red", alpha=0.6, label="violating evaluations")
+    b2.step(n, curves["violating"], color="tab:red", alpha=0.6, label="violating evaluations", **dots)
+    b.set_ylim(bottom=0.0)  # both are counts or sums of positive parts: 0 at the bottom, not 1
+    b2.set_ylim(bottom=0.0)
     b.set_xlabel("evaluations")
     b.set_ylabel("violation (observed values)")
     b2.set_ylabel("violating evaluations", color="tab:red")

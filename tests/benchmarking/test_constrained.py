@@ -248,3 +248,27 @@ def test_plan_refuses_a_repeated_name_and_a_budget_the_design_fills():
     ):
         plan(["hartmann6-ball"], ["sobol"], 1, 3)
     assert len(plan(["hartmann6-ball"], ["sobol"], 1, 14)) == 1
+
+
+def test_the_gap_axis_names_the_difference_it_plots(tmp_path, monkeypatch):
+    """The gap is u* - u(best): f* - f_best for a maximized objective (Gardner 2), f_best - f* for a
+    minimized one (Gramacy); the axis said "f_best - f*" for both."""
+    from pathlib import Path
+
+    from ckb.benchmarking import constrained
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / "constrained"
+    records = [
+        constrained.load_record(next(iter(sorted((root / p / "cei").glob("*.json")))))
+        for p in ("gardner-2", "gramacy")
+    ]
+    assert [r["minimize"] for r in records] == [False, True]
+    labels = {}
+
+    def keep(fig, path, dpi=110):
+        labels[Path(path).name] = fig.axes[1].get_ylabel()
+
+    monkeypatch.setattr(constrained, "save_figure", keep)
+    constrained.plot_curves(records, tmp_path)
+    assert "(f* - f_best)" in labels[constrained.plot_name("gardner-2")]
+    assert "(f_best - f*)" in labels[constrained.plot_name("gramacy")]

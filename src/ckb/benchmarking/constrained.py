@@ -1109,6 +1109,7 @@ def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     summary = summarize(records)
+    minimized = {r["problem"]: bool(r["minimize"]) for r in records}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -1132,7 +1133,9 @@ def plot_curves(records: list[dict[str, Any]], out: str | Path) -> list[Path]:
         ax1.set_ylabel("best feasible f (median, IQR)")
         ax2.set_yscale("log")
         ax2.axhline(GAP_TOLERANCE, color="grey", ls="--", lw=1)
-        ax2.set_ylabel(f"gap (f_best - f*) / {facts['gap_normaliser']} (median, IQR)")
+        # the gap is u* - u(best) with u = f maximized or -f minimized: f* - f_best or f_best - f*
+        diff = "f_best - f*" if minimized[p] else "f* - f_best"
+        ax2.set_ylabel(f"gap ({diff}) / {facts['gap_normaliser']} (median, IQR)")
         ax1.legend(fontsize=7)
         fig.suptitle(f"{p}: {facts['source']}")
         fig.tight_layout()

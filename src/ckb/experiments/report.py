@@ -141,7 +141,7 @@ def plot_curves(
     ]
     if report.get("utility"):
         metrics.append("utility_over_t")
-    metrics.append("constraint_sum")  # drawn when some algorithm has it (candidates: a grid or arms)
+    metrics.append("constraint_sum")  # drawn when some algorithm has it (a problem with constraints)
     if report.get("boxplots"):
         T = next(iter(all_curves.values()))["regret"].shape[1]
         ts = sorted({min(int(c), T) for c in report.get("checkpoints", [])} | {T})

@@ -137,14 +137,16 @@ def plot_mean_curves(
             n, T = Y.shape
             idx = np.unique(np.linspace(0, T - 1, min(T, max_points)).astype(int))
             mean = Y[:, idx].mean(axis=0)
-            se = Y[:, idx].std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
-            ax.plot(idx + 1, mean, label=alg)
-            ax.fill_between(idx + 1, mean - se, mean + se, alpha=0.25)
+            # a single round is a point, not a line (a horizon of 1 drew nothing)
+            ax.plot(idx + 1, mean, label=alg, marker="o" if idx.size == 1 else None)
+            if n > 1:  # one trial has no standard error: no band (it was drawn as 0 wide)
+                se = Y[:, idx].std(axis=0, ddof=1) / np.sqrt(n)
+                ax.fill_between(idx + 1, mean - se, mean + se, alpha=0.25)
         if metric == "constraint_sum":
             ax.axhline(0.0, color="black", lw=0.8)
         ax.set_xlabel("round t")
         ax.set_ylabel(label)
-        ax.set_title(f"{name}: mean ± s.e. over {n} trials", fontsize=10)
+        ax.set_title(f"{name}: {_over_trials(Y.shape[0] for Y in have.values())}", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=legend_size)
         fig.tight_layout()
@@ -152,6 +154,16 @@ def plot_mean_curves(
         save_figure(fig, path)
         paths.append(path)
     return paths
+
+
+def _over_trials(counts) -> str:
+    """The title's account of the trials behind each curve: every label's count (it named the last
+    label's only), and no standard error for one trial."""
+    counts = sorted(set(counts))
+    if counts == [1]:
+        return "one trial each (no standard error)"
+    many = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"mean ± s.e. over {many} trials"
 
 
 def save_figure(fig, path: Path, dpi: int = 110) -> None:
@@ -205,6 +217,10 @@ def _denoise(v: float, scale: float) -> float:
 
 
 def _mean_se(s: dict[str, Any], scale: float = 0.0) -> str:
+    """``mean ± s.e.``; the mean alone for one trial, whose standard error is undefined (summary.json
+    stores 0; the table printed "± 0")."""
+    if len(s.get("values", ())) == 1:
+        return f"{_denoise(s['mean'], scale):.3g}"
     return f"{_denoise(s['mean'], scale):.3g} ± {_denoise(s['stderr'], scale):.3g}"
 
 
@@ -272,7 +288,9 @@ def checkpoint_notes(summary: dict[str, Any]) -> list[str]:
 def trial_report(spec, summary: dict[str, Any]) -> ConsoleReport:
     """The printed report of a trial-based summary: the metric table, checkpoint notes, the reference."""
     header, rows = table_rows(summary)
-    title = f"{spec.name} (T = {spec.horizon}, {summary['trials']} trials; mean ± s.e.)"
+    n = summary["trials"]
+    what = "1 trial; no standard error" if n == 1 else f"{n} trials; mean ± s.e."
+    title = f"{spec.name} (T = {spec.horizon}, {what})"
     return ConsoleReport(
         tables=[TextTable(title, header, rows, numeric=True)],
         notes=checkpoint_notes(summary),

@@ -27,7 +27,8 @@ from ckb.violation import POSITIVE_VIOLATION, VIOLATING, VIOLATION, violation_cu
 
 #: final-round metrics every experiment reports, in summary.json order
 METRICS = ("regret", "violation", "positive_violation", "violating_rounds", "seconds_per_round")
-#: reported too when the problem has candidates (a finite domain or a grid)
+#: reported too where they exist: ``regret_plus`` when the problem has candidates (a finite domain or a
+#: grid), ``constraint_sum`` when it has constraints (m > 0)
 OPTIONAL_METRICS = ("regret_plus", "constraint_sum")
 
 
