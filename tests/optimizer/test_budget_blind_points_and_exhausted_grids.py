@@ -72,6 +72,23 @@ def test_the_users_data_told_before_the_first_ask_is_not_charged():
     assert opt.metrics()["violation_spent"] == [pytest.approx(0.7)]
 
 
+def test_the_users_data_told_before_the_first_ask_is_not_charged_whatever_the_order():
+    """Design results on disk told without an ask, then an old measurement of the user's: the
+    measurement was charged (0.7 of 5) where told first it was not; neither has started the run."""
+    spent = []
+    for order in ("design first", "user first"):
+        opt = _opt(violation_budget=5.0, initial_design=DESIGN)
+        tells = [(DESIGN[1], _f(DESIGN[1]), _g(DESIGN[1])), ([0.95, 0.95], 0.01, [0.7])]
+        for x, y, g in tells if order == "design first" else tells[::-1]:
+            opt.tell(x, y, g)
+        spent.append(opt.metrics()["violation_spent"])
+        x = opt.ask()  # the run starts: a point of the user's told from now on is charged
+        opt.tell(x, _f(x), _g(x))
+        opt.tell([0.9, 0.9], 0.02, [0.6])
+        assert opt.metrics()["violation_spent"] == [pytest.approx(0.6)]
+    assert spent == [[0.0], [0.0]]
+
+
 def test_an_exhausted_candidate_set_warns_that_an_exact_ask_repeats_a_point():
     """exact=True on 9 candidates with a budget of 12 repeated [1, 1] three times without a word."""
     C = np.array(list(itertools.product(range(3), range(3))), float)

@@ -480,13 +480,17 @@ class Optimizer:
         them in order (source ``init``); a design point told without an ask counts as that design point.
     violation_budget : None, a number or m numbers >= 0: per constraint, the largest
         sum_t [g_j(x_t)]+ (own units, over the evaluations after the initial design) the run
-        may spend; 0: avoid every violation you can. Policies that read it see what is left
-        (``metrics()["violation_budget_left"]``).
+        may spend, the user's own points told after the first ask included (those told before it are
+        data the user had, not charged); 0: avoid every violation you can. Policies that read it see
+        what is left (``metrics()["violation_budget_left"]``).
     outcome_transform : ``"auto"`` (default: a constraint whose values crowd against one side far from
         0, such as ``1 - r(x)`` with a ratio r spanning decades, as the log of its distance to that
-        bound, unless the policy's ``bound_map`` is False; a heavy-tailed target by a log map; the
-        others in RMS units), ``"rms"``, ``"bilog"``,
-        ``"bilog-constraints"`` (the constraints as ``"bilog"``, the objective as ``"auto"``) or
+        bound, unless the policy's ``bound_map`` is False; a heavy-tailed target by ``"bilog"``'s
+        robust map: a constraint by the double log, the objective by the normal scores of its ranks;
+        the others in RMS units), ``"rms"``, ``"bilog"``,
+        ``"bilog-constraints"`` (the constraints as ``"bilog"``, the objective as ``"auto"``),
+        ``"auto-log-objective"`` (``"auto"``, but a minimized positive objective spanning decades by its
+        log: :mod:`ckb.optimizer.models`) or
         ``"auto-no-bounds"`` (``"auto"`` without the bound map, the default before it) or
         ``"auto-bounds"`` (the bound map wherever values crowd, near 0 too, for every policy; measured
         as an option): the units the policies see
@@ -504,7 +508,8 @@ class Optimizer:
     num_restarts, raw_samples, maxiter : the acquisition maximizer (``optimize_acqf``) settings.
     batch_separation : while points are pending (``ask(k)``, or other workers' asks), a new point keeps
         at least this many lengthscales (scaled Euclidean distance, each dimension by the smallest
-        fitted lengthscale of the models) from every pending point; 0: only exact repeats are avoided.
+        fitted lengthscale of the models) from every pending point where the box has such a point (else
+        only exact repeats are avoided, as with 0).
     torch_threads : torch's intra-op threads during asks.
     strict_numerics : raise :class:`NumericsError` (nothing recorded) when fitting the GPs or maximizing
         the acquisition warns or a fit fails, instead of counting it in the trial's ``numerics``.

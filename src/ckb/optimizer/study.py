@@ -119,16 +119,26 @@ def is_space_filling(trial: dict) -> bool:
 def violation_spent(trials: list[dict], m: int) -> np.ndarray:
     r"""Per constraint, :math:`\sum_t [g_j(x_t)]^+` in raw units over the complete trials that are not
     initial-design points (what a violation budget is charged); pending and failed trials count
-    nothing, and neither do the user's own points told before the study's first other trial: data the
-    user had before the run, as a design of theirs (charging them let one old violating measurement use
-    up the budget before the search began). ``trials`` in number order."""
+    nothing, and neither do the user's own points told before the study's first ask: data the user had
+    before the run, as a design of theirs (charging them let one old violating measurement use up the
+    budget before the search began). Design results told without an ask (results already on disk) do
+    not start the run: before, a user's point told after one was charged and told before it was not.
+    ``trials`` in number order."""
     spent = np.zeros(m)
     before_run = True
     for t in trials:
-        before_run = before_run and (t.get("info") or {}).get("source") == "user"
+        before_run = before_run and not _asked(t)
         if t["state"] == "complete" and not is_design(t) and not before_run:
             spent += np.maximum(np.asarray(t["constraints"], dtype=float), 0.0)
     return spent
+
+
+def _asked(trial: dict) -> bool:
+    """Whether the optimizer asked the trial: the asking process is recorded (``asked_by``), or its
+    source is neither the user's (told without an ask) nor the design (asked, or told at a design point
+    not yet asked; a study written before ``asked_by`` has no mark on its asked design points)."""
+    info = trial.get("info") or {}
+    return "asked_by" in info or info.get("source") not in ("user", "init")
 
 
 def numerics_totals(trials: list[dict], k: int = 5) -> dict[str, Any]:
