@@ -68,6 +68,11 @@ CASES = [
     ("multiagent-num-cpus-0", "bench_multiagent_backends", ["--num-cpus", "0"], ["--num-cpus", "0"]),
     ("multiagent-address-blank", "bench_multiagent_backends", ["--address", " "], ["--address"]),
     ("multiagent-problem-unknown", "bench_multiagent_backends", ["--problem", "nope"], ["'nope'"]),
+    # bench_policies.py: checked before any policy runs
+    ("policies-window-0", "bench_policies", ["--window", "0"], ["--window", "0"]),
+    ("policies-window-word", "bench_policies", ["--window", "abc"], ["--window", "'abc'"]),
+    ("policies-unknown", "bench_policies", ["--policies", "ckb-ucb,nope"], ["'nope'"]),
+    ("policies-blank", "bench_policies", ["--policies", ""], ["--policies", "''"]),
     # tune_oco.py
     ("oco-trials-0", "tune_oco", ["--trials", "0", "--workers", "1"], ["--trials", "0"]),
     ("oco-seed-negative", "tune_oco", ["--trials", "1", "--seed", "-1", "--workers", "1"], ["--seed", "-1"]),
