@@ -770,16 +770,24 @@ def test_candidate_only_operations_on_continuous_gp_are_rejected():
         gp.covariance()
 
 
+def _observed_gp(method, rng, *, n, t, noise):
+    """An SE GP on ``n`` random 2-D candidates after ``t`` observations at random arms:
+    ``(kernel, candidates, gp, arms, targets)``."""
+    kernel = SquaredExponential(0.3)
+    C = rng.uniform(0, 1, (n, 2))
+    gp = ExactGP(kernel, noise, C, method=method)
+    arms = rng.integers(0, n, t)
+    y = rng.normal(size=t)
+    for a, v in zip(arms, y):
+        gp.update_arm(int(a), float(v))
+    return kernel, C, gp, arms, y
+
+
 @pytest.mark.parametrize("method", ["cholesky", "dense"])
 def test_relabel_gives_the_posterior_of_the_new_targets(method, rng):
     # Same points, new targets: mean at candidates and at new points equals a fresh dense solve;
     # variance and information gain are unchanged.
-    kernel = SquaredExponential(0.3)
-    C = rng.uniform(0, 1, (40, 2))
-    gp = ExactGP(kernel, 0.5, C, method=method)
-    arms = rng.integers(0, 40, 25)
-    for a in arms:
-        gp.update_arm(int(a), float(rng.normal()))
+    kernel, C, gp, arms, _ = _observed_gp(method, rng, n=40, t=25, noise=0.5)
     var0, gain0 = gp.var.copy(), gp.info_gain
     y_new = rng.normal(size=25) * 3.0
     gp.relabel(y_new)
@@ -811,13 +819,7 @@ def test_relabel_on_a_continuous_gp(rng):
 def test_retarget_gives_the_posterior_of_the_new_targets(method, rng):
     """A few targets replaced (RPOL-CensoredUCB's late feedback) at a cost that does not grow with t: the
     same posterior as a fresh dense solve on the new targets, the variance unchanged."""
-    kernel = SquaredExponential(0.3)
-    C = rng.uniform(0, 1, (40, 2))
-    gp = ExactGP(kernel, 0.5, C, method=method)
-    arms = rng.integers(0, 40, 60)
-    y = rng.normal(size=60)
-    for a, v in zip(arms, y):
-        gp.update_arm(int(a), float(v))
+    kernel, C, gp, arms, y = _observed_gp(method, rng, n=40, t=60, noise=0.5)
     var0, gain0 = gp.var.copy(), gp.info_gain
     rows, values = np.array([41, 59, 50]), np.array([2.5, -1.0, 0.3])
     gp.retarget(rows, values)
@@ -843,12 +845,7 @@ def test_retarget_gives_the_posterior_of_the_new_targets(method, rng):
 def test_covariance_block_is_the_block_of_the_full_covariance(method, rng):
     """SafeOpt's expanders need the safe x uncertified block only; covariance_block gives it without the
     n x n matrix (O(t |rows| |cols|) in Cholesky form), equal to the dense posterior's block."""
-    kernel = SquaredExponential(0.3)
-    C = rng.uniform(0, 1, (30, 2))
-    gp = ExactGP(kernel, 0.2, C, method=method)
-    arms = rng.integers(0, 30, 12)
-    for a in arms:
-        gp.update_arm(int(a), float(rng.normal()))
+    kernel, C, gp, arms, _ = _observed_gp(method, rng, n=30, t=12, noise=0.2)
     _, cov = dense_posterior(kernel, 0.2, C[arms], np.zeros(12), C)
     rows, cols = np.array([3, 17, 0, 29]), np.array([5, 3, 28])
     np.testing.assert_allclose(gp.covariance_block(rows, cols), cov[np.ix_(rows, cols)], atol=1e-12)
