@@ -75,3 +75,27 @@ def test_qlognei_exact_fixes_the_noise_at_the_exact_floor_of_the_standardized_ta
     kw = {"budget": 6, "n_init": 4, "seed": 1, "num_restarts": 2, "raw_samples": 32, "mc_samples": 32}
     X = _drive(QLogNEI([0, 0], [1, 1], 1, exact=True, **kw), 6, _toy)
     assert np.all((X >= 0) & (X <= 1))
+
+
+def test_qlognei_in_ckbs_units_models_the_targets_ckbs_policies_see():
+    """``outcome_units``: the targets before Standardize are ckb's outcome units (here a constraint that
+    crowds against 1 far from 0, as the tension spring's first: the log of its distance to the bound);
+    without it, the objective in the maximization sense and the raw constraints."""
+    from ckb.optimizer.models import OutcomeUnits
+
+    rng = np.random.default_rng(0)
+    y = rng.uniform(1.0, 2.0, 8)
+    near_cap = 1.0 - np.array([1e-6, 2e-6, 3e-6, 5e-6, 1e-5, 0.5, 2e-6, 4e-6])  # a ratio spanning decades
+    c = np.column_stack([near_cap, rng.normal(size=8)])
+    plain, units = (
+        QLogNEI([0], [1], 2, minimize=True),
+        QLogNEI([0], [1], 2, minimize=True, outcome_units="auto"),
+    )
+    for opt in (plain, units):
+        opt.y, opt.c, opt.n_init = list(y), list(c), 6
+    np.testing.assert_array_equal(plain._targets(), np.column_stack([-y, c]))
+    want = OutcomeUnits(y, c, minimize=True, m=2, transform="auto", reference=np.arange(8) < 6)
+    assert want.c_kind[0] == "bound"  # the map this variant is for
+    np.testing.assert_allclose(units._targets(), np.column_stack([want.y(y), want.c(c)]))
+    with pytest.raises(InvalidInputError, match="outcome_units must be None or one of .*got 'log'"):
+        QLogNEI([0], [1], 1, outcome_units="log")

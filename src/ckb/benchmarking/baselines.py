@@ -29,6 +29,10 @@ benchmark evaluates the same first points for a given seed.
   declares noise-free evaluations as ``ckb.Optimizer(exact=True)`` does, on equal footing: the GP's
   noise is fixed (``train_Yvar``) at :data:`ckb.optimizer.core.EXACT_NOISE_FLOOR` on the standardized
   targets (BoTorch's way to state known observation noise) instead of fitted above BoTorch's 1e-4 floor.
+  ``outcome_units`` (default None: BoTorch's own ``Standardize`` of the raw values, as in its tutorials):
+  an outcome transform of ``ckb.Optimizer`` (e.g. ``"auto"``, its default) applied to the targets before
+  ``Standardize``, so that qLogNEI models what ckb's policies model: variant ``qlognei-ckb-units``, which
+  separates what ckb's units do from what its rules do in a comparison.
 
 If a fit fails, the previous hyperparameters are kept; if the acquisition maximization fails, the next
 point of the Sobol sequence is used and counted in ``fallbacks``.
@@ -121,8 +125,18 @@ class QLogNEI(_AskTell):
         warm_start: bool = True,
         torch_threads: int = 1,
         exact: bool = False,
+        outcome_units: str | None = None,
     ) -> None:
         super().__init__(lower, upper, m, budget=budget, minimize=minimize, n_init=n_init, seed=seed)
+        if outcome_units is not None:
+            from ckb.optimizer.models import OUTCOME_TRANSFORMS
+
+            if outcome_units not in OUTCOME_TRANSFORMS:
+                raise InvalidInputError(
+                    f"outcome_units must be None or one of {', '.join(map(repr, OUTCOME_TRANSFORMS))}, "
+                    f"got {outcome_units!r}."
+                )
+        self.outcome_units = outcome_units
         self.mc_samples = check_scalar(mc_samples, "mc_samples", low=1, integer=True)
         self.num_restarts = check_scalar(num_restarts, "num_restarts", low=1, integer=True)
         self.raw_samples = check_scalar(raw_samples, "raw_samples", low=1, integer=True)
@@ -137,9 +151,8 @@ class QLogNEI(_AskTell):
         import torch
 
         dt = torch.float64
-        sign = -1.0 if self.minimize else 1.0
         X = torch.tensor(np.stack(self.X), dtype=dt)
-        Y = torch.tensor(np.column_stack([sign * np.asarray(self.y), np.stack(self.c)]), dtype=dt)
+        Y = torch.tensor(self._targets(), dtype=dt)
         bounds = torch.tensor(np.stack([self.space.lower, self.space.upper]), dtype=dt)
         seed = int(self._rng.integers(2**62))
         threads = torch.get_num_threads()
@@ -148,6 +161,21 @@ class QLogNEI(_AskTell):
             return self._propose_with(t, seed, X, Y, bounds)
         finally:
             torch.set_num_threads(threads)
+
+    def _targets(self) -> np.ndarray:
+        """``(n, 1 + m)``: the objective in the maximization sense and the constraints; with
+        ``outcome_units``, both in the units ckb's policies see (:class:`ckb.optimizer.models.OutcomeUnits`
+        fitted on the observations, robust scales from the design), before ``Standardize``."""
+        y, c = np.asarray(self.y), np.stack(self.c)
+        if self.outcome_units is None:
+            return np.column_stack([(-1.0 if self.minimize else 1.0) * y, c])
+        from ckb.optimizer.models import OutcomeUnits
+
+        ref = np.arange(y.size) < self.n_init
+        units = OutcomeUnits(
+            y, c, minimize=self.minimize, m=self.m, transform=self.outcome_units, reference=ref
+        )
+        return np.column_stack([units.y(y), units.c(c)])
 
     def _noise(self, Y):
         """The fixed noise variances with ``exact=True`` (None: fitted)."""

@@ -208,6 +208,7 @@ _NO_BOUNDS: dict[str, Any] = {"outcome_transform": "auto-no-bounds"}
 #: the probability of feasibility alone, pcei's rule before ``first_quantile``.
 #: ``pcei-leap``: the endgame's leaps at radius 0.1; ``pcei-exact`` and ``qlognei-exact``: the problems
 #: declared noise-free to the method (``exact=True``; qLogNEI's GP noise is then fixed at ckb's floor);
+#: ``qlognei-ckb-units``: qLogNEI on the targets in ckb's default outcome units (``outcome_units="auto"``);
 #: ``pcei-bilog-constraints-exact`` both the log map of the constraints and the declaration;
 #: ``pcei-bilog-constraints-b1``/``-b5`` the log map under budgets of 1 and 5 scales.
 #: ``pcei-bounds`` (``-b0``, ``-b0-feasible-design``, ``-b1``, ``-b5``; ``slack-cei-bounds``,
@@ -275,6 +276,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         {"params": {"outcome_transform": "bilog-constraints", "exact": True, **_NO_REFINE}},
     ),
     "qlognei-exact": ("qlognei", {"params": {"exact": True}}),
+    "qlognei-ckb-units": ("qlognei", {"params": {"outcome_units": "auto"}}),
     "pcei-e0": ("pcei", {"params": {"explore_kappa": 0.0, **_NO_REFINE}}),
     "pcei-e1": ("pcei", {"params": {"explore_kappa": 1.0, **_NO_REFINE}}),
     "pcei-k2": ("pcei", {"params": {"explore_kappa": 2.0, **_NO_REFINE}}),
