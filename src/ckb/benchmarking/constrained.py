@@ -25,7 +25,9 @@ values :math:`f(x_t), g(x_t)`, :math:`t = 1..T`:
 - violating evaluations :math:`\#\{t : \max_j g_j(x_t) > 0\}`;
 - seconds per iteration: the mean wall time of ``ask`` + ``tell`` over the evaluations after the design
   (the method's own cost; the test functions cost nothing), and the same in CPU time of the process (one
-  torch/BLAS thread; unlike wall time, not inflated by other load on a shared machine).
+  torch/BLAS thread; less inflated than wall time by other load on a shared machine, but not immune to
+  it: on this project's 2-core VM a pcei run alone took about half the CPU seconds of its record made
+  beside another worker, so ratios between runs of different batches are approximate).
 
 The violation metrics count every evaluation, the shared design included (the same for every method);
 ``*_after_init`` count the evaluations after it only.
@@ -972,7 +974,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "null for methods without a budget",
             "seconds_per_iteration": "mean ask + tell wall time after the design",
             "cpu_seconds_per_iteration": "mean ask + tell CPU time of the process after the design (one "
-            "thread; unlike wall time, not inflated by other load on the machine)",
+            "thread; less inflated than wall time by other load on the machine, but not immune to it)",
         },
         "problems": problems,
     }
