@@ -21,6 +21,7 @@ Choices the papers leave open, each a parameter:
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 from ckb._validation import check_bool, check_choice, check_scalar
 from ckb.contract.domain import FiniteDomain
@@ -28,7 +29,7 @@ from ckb.kernels import SquaredExponential
 from ckb.problems.noise import GaussianNoise
 from ckb.problems.problem import Problem
 from ckb.problems.registry import PROBLEMS
-from ckb.problems.safety import euclidean_distances, safety_hints
+from ckb.problems.safety import safety_hints
 
 _CONSTRAINTS = ("none", "neg-f-plus-h", "independent")
 
@@ -94,7 +95,8 @@ def rkhs_synthetic(
         meta["slater_margin"] = float(np.max(-g))
         hints.update(G=meta["G"], slater_margin=meta["slater_margin"])
         # drawn last, so the instance (f, g) does not depend on it
-        hints.update(safety_hints(g[:, None], euclidean_distances(grid), rng))
+        # rows of the grid's distance matrix on demand: the whole matrix is n^2 floats
+        hints.update(safety_hints(g[:, None], lambda i0, i1: cdist(grid[i0:i1], grid), rng))
     return Problem(
         "rkhs-synthetic",
         FiniteDomain(grid),
