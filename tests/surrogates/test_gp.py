@@ -915,3 +915,16 @@ def test_remove_oldest_equals_the_posterior_of_the_remaining_points(with_candida
     gp.update(X[0], 1.0)  # and it keeps updating
     ref.update(X[0], 1.0)
     np.testing.assert_allclose(gp.predict(X[:3])[0], ref.predict(X[:3])[0], atol=1e-9)
+
+
+def test_a_prior_factor_that_cannot_fit_in_memory_is_refused_in_one_line(monkeypatch):
+    """Thompson sampling over 20,000 arms built the n x n prior factor (about 17 GB) and ended, minutes
+    later, in a bare MemoryError from numpy; the need is now checked against the memory available."""
+    from ckb.surrogates import gp as gp_module
+
+    gp = ExactGP(SquaredExponential(0.3), 0.1, np.linspace(0, 1, 50)[:, None])
+    monkeypatch.setattr(gp_module, "_available_memory", lambda: 10_000)
+    with pytest.raises(InvalidInputError, match=r"n = 50 candidates needs their n x n prior factor.*ckb-ucb"):
+        gp.sample(np.random.default_rng(0))
+    monkeypatch.setattr(gp_module, "_available_memory", lambda: None)  # unknown: no check
+    assert gp.sample(np.random.default_rng(0)).shape == (50,)
