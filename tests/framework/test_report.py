@@ -56,3 +56,23 @@ def test_one_trial_prints_its_value_without_a_standard_error():
 
     assert _mean_se(stats(np.array([1.81]))) == "1.81"
     assert _mean_se(stats(np.array([1.0, 3.0]))) == "2 ± 1"
+
+
+def test_a_problem_without_black_box_constraints_prints_no_violation():
+    """m = 0 (DMABO's power allocation: one affine constraint only) printed V(T) = 0, sum [g]+ = 0 and
+    N = 0, which read as "never violated" where the affine budget was exceeded in a third of the rounds."""
+    from ckb.framework.report import stats, table_rows
+
+    metrics = {
+        k: stats(np.array([0.0, 0.0])) for k in ("violation", "positive_violation", "violating_rounds")
+    }
+    alg = {
+        "regret": stats(np.array([1.0, 3.0])),
+        "seconds_per_round": stats(np.array([1e-3, 1e-3])),
+        **metrics,
+    }
+    summary = {"horizon": 10, "algorithms": {"a": alg}, "problem_instance_0": {"m": 0}}
+    header, rows = table_rows(summary)
+    assert rows[0][header.index("V(T)") : header.index("N median") + 1] == ["-"] * 4
+    summary["problem_instance_0"]["m"] = 1
+    assert table_rows(summary)[1][0][header.index("V(T)")] == "0 ± 0"

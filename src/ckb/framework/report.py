@@ -239,9 +239,12 @@ def _scale(summary: dict[str, Any], keys: tuple[str, ...]) -> float:
 
 def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the printed table of a trial-based summary (mean ± s.e.; N also as median;
-    the affine shift S(T) when a label has it)."""
+    the affine shift S(T) when a label has it). With no black-box constraint (m = 0) the violation
+    columns print "-": they printed 0, which read as "never violated" where an affine constraint (the
+    shift S(T)) was exceeded in a third of the rounds."""
     header = ["algorithm", "R(T)", "R(T)/T", "V(T)", "sum [g]+", "N mean", "N median", "ms/round"]
     rows = []
+    unconstrained = (summary.get("problem_instance_0") or {}).get("m") == 0
     shift = any("affine_shift" in m for m in summary["algorithms"].values())  # multi-agent: S(T)
     if shift:
         header.insert(-1, "S(T)")
@@ -254,10 +257,16 @@ def table_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 alg,
                 _mean_se(m["regret"], scale),
                 f"{_denoise(m['regret']['mean'], scale) / T:.3g}",
-                _mean_se(m["violation"], scale),
-                _mean_se(m["positive_violation"], scale),
-                _mean_se(m["violating_rounds"]),
-                f"{m['violating_rounds']['median']:.3g}",
+                *(
+                    ["-"] * 4
+                    if unconstrained
+                    else [
+                        _mean_se(m["violation"], scale),
+                        _mean_se(m["positive_violation"], scale),
+                        _mean_se(m["violating_rounds"]),
+                        f"{m['violating_rounds']['median']:.3g}",
+                    ]
+                ),
                 *([_mean_se(m["affine_shift"], scale)] if shift else []),
                 f"{m['seconds_per_round']['mean'] * 1e3:.3g}",
             ]
