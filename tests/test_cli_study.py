@@ -66,6 +66,22 @@ def test_show_prints_the_trials_and_writes_the_plot(study, tmp_path):
     assert res.exit_code == 0 and (path.parent / "s-raw.png").exists()
 
 
+def test_show_last_n_prints_the_last_trials_and_the_totals_of_all(study, tmp_path):
+    """A 400-trial study printed 400 rows with no way to limit them."""
+    path, _ = study
+    out = tmp_path / "p.png"
+    res = runner.invoke(
+        study_app, ["show", str(path), "pump", "--plot", str(out), "--last", "2"], env={"COLUMNS": "200"}
+    )
+    assert res.exit_code == 0, res.output
+    assert "the last 2 of 6 trials" in " ".join(res.output.split())
+    cells = lambda row: [c.strip() for c in row.split("│")[1:-1]]
+    assert [cells(r)[0] for r in res.output.splitlines() if r.startswith("│")] == ["4", "5"]  # trials 4, 5
+    assert "4 evaluations, 2 violating" in res.output  # the totals still count every trial
+    res = runner.invoke(study_app, ["show", str(path), "pump", "--plot", str(out), "--last", "0"])
+    assert res.exit_code == 2 and "--last must be a number of trials >= 1, got 0." in res.output
+
+
 def test_show_prints_the_violation_budget_and_the_numerics(tmp_path):
     path = tmp_path / "s.db"
     spec = {"kind": "ckb.Optimizer", "lower": [0.0], "upper": [1.0], "m": 2, "violation_budget": [1.0, 0.5]}

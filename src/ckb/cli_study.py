@@ -413,8 +413,18 @@ def show_cmd(
             "letters, digits, '.', '_', '-', or a long one), replacing only an earlier plot of this study.",
         ),
     ] = None,
+    last: Annotated[
+        int | None,
+        typer.Option(
+            "--last",
+            help="Show the table's last N trials only (a long study printed every row); the totals and "
+            "the plot still cover all of them.",
+        ),
+    ] = None,
 ) -> None:
     """A table of NAME's trials and a plot of best feasible value and cumulative violation."""
+    if last is not None and last < 1:
+        _fail(CKBError(f"--last must be a number of trials >= 1, got {last}."))
     out, fmt = _plot_target(file, name, plot)
     spec, trials = _study(file, name)
     curves = _curves(trials, _minimize(spec), int(spec["m"]))
@@ -436,7 +446,11 @@ def show_cmd(
         mark = (trial.get("info") or {}).get("asked_by")
         if trial["state"] == "pending" and gone(mark) and not row[head.index("note")]:
             row[head.index("note")] = f"asked by pid {mark['pid']}, which has ended"
-    t = Table(title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}")
+    shown = f"; the last {last} of {len(rows)} trials" if last is not None and last < len(rows) else ""
+    rows = rows[-last:] if last is not None else rows
+    t = Table(
+        title=f"study {escape(name)} ({escape(str(spec.get('policy', '')))}) in {escape(str(file))}{shown}"
+    )
     for h in head[:-2]:
         t.add_column(h, justify="left" if h in ("state", "source", "note") else "right", no_wrap=h != "note")
     for r in rows:
