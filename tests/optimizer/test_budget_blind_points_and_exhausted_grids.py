@@ -128,3 +128,18 @@ def test_a_resume_refused_for_its_settings_does_not_warn_about_the_budget_first(
     assert not [w for w in caught if "does not read violation_budget" in str(w.message)]
     with pytest.warns(UserWarning, match="does not read violation_budget"):  # a new study: warned
         _opt(storage=str(tmp_path / "t.db"), goal="cumulative", violation_budget=0.1).study.close()
+
+
+def test_a_refinement_that_never_acts_is_warned_of():
+    """refine_radius / refine_last given with leap_radius or a violation budget were accepted and never
+    applied, silently (the endgame does not refine then)."""
+    with pytest.warns(UserWarning, match="refine_last has no effect with leap_radius"):
+        _opt(policy="pcei", refine_last=0.2, leap_radius=0.1)
+    with pytest.warns(UserWarning, match="refine_radius has no effect with violation_budget"):
+        _opt(policy="pcei", refine_radius=0.05, violation_budget=1.0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _opt(policy="pcei", refine_radius=0.05)  # acts: no warning
+        _opt(policy="pcei", leap_radius=0.1)

@@ -587,6 +587,7 @@ class Optimizer:
             raise
         # after the study opened: a refused resume says only why
         self._warn_unread_budget(goals["best-feasible"])
+        self._warn_unused_refinement()
         self._warn_gone_asks()
 
     # ----------------------------------------------------------------------------- construction
@@ -599,6 +600,27 @@ class Optimizer:
                 f"policy {self.policy_name!r} does not read violation_budget: metrics() reports what is spent "
                 f"and left, but its asks are the same without a budget (policies that spend it: "
                 f"{', '.join(map(repr, readers))}; goal='best-feasible' uses {default!r}).",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _warn_unused_refinement(self) -> None:
+        """Warn when ``refine_radius`` or ``refine_last`` is given where it never acts: with ``leap_radius``
+        (a leap leaves the incumbent's region) or a violation budget (whose own trust region applies)."""
+        given = [k for k in ("refine_radius", "refine_last") if self.policy_params.get(k) is not None]
+        why = [
+            w
+            for w, on in (
+                ("leap_radius", self.policy_params.get("leap_radius") is not None),
+                ("violation_budget", self.violation_budget is not None),
+            )
+            if on
+        ]
+        if given and why:
+            warnings.warn(
+                f"{' and '.join(given)} {'has' if len(given) == 1 else 'have'} no effect with "
+                f"{' and '.join(why)}: the endgame does not "
+                "refine near the incumbent then (help(ckb.rules.feasible_ei)).",
                 UserWarning,
                 stacklevel=3,
             )
