@@ -39,7 +39,10 @@ import logging
 import math
 import numbers
 import os
+import signal
 import socket
+import threading
+from contextlib import contextmanager
 from typing import Any
 
 from ckb.errors import CKBError, InvalidInputError
@@ -214,6 +217,22 @@ def _start_advice(exc: BaseException) -> str:
     return "Check RAY_TMPDIR (Ray writes its session files there, default /tmp/ray), or run without Ray."
 
 
+@contextmanager
+def _caller_sigterm_kept():
+    """Around ``ray.init``, which puts Ray's own SIGTERM handler (drain, stop its processes, exit 1) in
+    place of the caller's: a Python handler the caller had is put back (the ``ckb`` command's stops the
+    run with its note and exit 143; its path closes the session, which stops Ray's processes). Before,
+    SIGTERM to ``ckb experiment --executor ray`` ended with exit 1, Ray's stack dump and a thread's
+    traceback, and no note."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if callable(before) and signal.getsignal(signal.SIGTERM) is not before:
+            signal.signal(signal.SIGTERM, before)
+
+
 class RaySession:
     """Connect to Ray or start a private local instance; :meth:`close` undoes only what :meth:`start` did.
 
@@ -259,48 +278,54 @@ class RaySession:
         ray = require_ray(self.what)
         if ray.is_initialized():
             self.mode = "reused"
-        else:
-            address = self.resolved_address()
-            common = dict(
-                include_dashboard=False,
-                log_to_driver=False,
-                runtime_env=self.runtime_env,
-            )
-            if address is None:
-                try:
-                    ray.init(
-                        address="local",
-                        num_cpus=self.num_cpus or os.cpu_count() or 1,
-                        logging_level=logging.ERROR,
-                        **common,
-                    )
-                except Exception as exc:  # e.g. its temporary folder (RAY_TMPDIR) not writable
-                    raise CKBError(
-                        f"Cannot start a local Ray instance for {self.what}: {type(exc).__name__}: "
-                        f"{' '.join(str(exc).split())[:300]}. {_start_advice(exc)}"
-                    ) from None
-                self.mode = "local"
-            else:
-                probe_address(address, from_env=not self.address)
-                if address.startswith("ray://"):  # Ray Client: the server's ray.init takes no start options
-                    common = {"runtime_env": self.runtime_env}
-                try:
-                    ray.init(address=address, logging_level=logging.WARNING, **common)
-                except (ConnectionError, ValueError, RuntimeError) as exc:
-                    hint = ""
-                    if "RAY_AUTH_MODE" not in os.environ:  # Ray then sends no token to an explicit address
-                        hint = (
-                            " If the cluster uses token authentication (the default of `ray start` in recent "
-                            "Ray), set RAY_AUTH_MODE=token here, with its token in RAY_AUTH_TOKEN or "
-                            "~/.ray/auth_token."
-                        )
-                    raise CKBError(
-                        f"Cannot connect to the Ray cluster at {address!r}"
-                        f"{' (from RAY_ADDRESS)' if not self.address else ''}: {exc}.{hint}"
-                    ) from exc
-                self.mode = "cluster"
+            self.ray = ray
+            return ray
+        with _caller_sigterm_kept():
+            self._init(ray)
         self.ray = ray
         return ray
+
+    def _init(self, ray) -> None:
+        """``ray.init`` a local instance or connect to the cluster (``self.mode``: "local" or "cluster")."""
+        address = self.resolved_address()
+        common = dict(
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env=self.runtime_env,
+        )
+        if address is None:
+            try:
+                ray.init(
+                    address="local",
+                    num_cpus=self.num_cpus or os.cpu_count() or 1,
+                    logging_level=logging.ERROR,
+                    **common,
+                )
+            except Exception as exc:  # e.g. its temporary folder (RAY_TMPDIR) not writable
+                raise CKBError(
+                    f"Cannot start a local Ray instance for {self.what}: {type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())[:300]}. {_start_advice(exc)}"
+                ) from None
+            self.mode = "local"
+        else:
+            probe_address(address, from_env=not self.address)
+            if address.startswith("ray://"):  # Ray Client: the server's ray.init takes no start options
+                common = {"runtime_env": self.runtime_env}
+            try:
+                ray.init(address=address, logging_level=logging.WARNING, **common)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                hint = ""
+                if "RAY_AUTH_MODE" not in os.environ:  # Ray then sends no token to an explicit address
+                    hint = (
+                        " If the cluster uses token authentication (the default of `ray start` in recent "
+                        "Ray), set RAY_AUTH_MODE=token here, with its token in RAY_AUTH_TOKEN or "
+                        "~/.ray/auth_token."
+                    )
+                raise CKBError(
+                    f"Cannot connect to the Ray cluster at {address!r}"
+                    f"{' (from RAY_ADDRESS)' if not self.address else ''}: {exc}.{hint}"
+                ) from exc
+            self.mode = "cluster"
 
     def close(self) -> None:
         """Stop a local instance we started, disconnect from a cluster we connected to (the cluster keeps

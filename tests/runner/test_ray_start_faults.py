@@ -43,3 +43,29 @@ def test_a_run_that_cannot_reach_ray_leaves_no_empty_folders_and_keeps_earlier_r
     with pytest.raises(CKBError, match="Cannot reach the Ray cluster"):
         run_experiment(more, done, executor="ray", executor_options=unreachable, plots=False)
     assert sorted(str(p.relative_to(done)) for p in done.rglob("*")) == before
+
+
+def test_ray_init_does_not_take_the_callers_sigterm_handler(monkeypatch):
+    """ray.init puts Ray's SIGTERM handler (drain, stop, exit 1) in place of the caller's: SIGTERM to
+    `ckb experiment --executor ray` ended with exit 1, Ray's stack dump and a traceback, and no note. The
+    caller's Python handler is put back; a default action is left to Ray."""
+    import signal
+
+    def ours(signum, frame):
+        raise KeyboardInterrupt
+
+    def rays_init(*args, **kwargs):
+        signal.signal(signal.SIGTERM, lambda s, f: None)
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", rays_init)
+    before = signal.signal(signal.SIGTERM, ours)
+    try:
+        RaySession(what="--executor ray").start()
+        assert signal.getsignal(signal.SIGTERM) is ours
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        RaySession(what="--executor ray").start()
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # Ray's, as before
+    finally:
+        signal.signal(signal.SIGTERM, before)
