@@ -923,8 +923,8 @@ def test_a_prior_factor_that_cannot_fit_in_memory_is_refused_in_one_line(monkeyp
     from ckb.surrogates import gp as gp_module
 
     gp = ExactGP(SquaredExponential(0.3), 0.1, np.linspace(0, 1, 50)[:, None])
-    monkeypatch.setattr(gp_module, "_available_memory", lambda: 10_000)
+    monkeypatch.setattr(gp_module, "available_memory", lambda: 10_000)
     with pytest.raises(InvalidInputError, match=r"n = 50 candidates needs their n x n prior factor.*ckb-ucb"):
         gp.sample(np.random.default_rng(0))
-    monkeypatch.setattr(gp_module, "_available_memory", lambda: None)  # unknown: no check
+    monkeypatch.setattr(gp_module, "available_memory", lambda: None)  # unknown: no check
     assert gp.sample(np.random.default_rng(0)).shape == (50,)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
+from ckb._system import available_memory
 from ckb._validation import check_scalar
 from ckb.errors import CKBError
 from ckb.io import SavedState
@@ -22,22 +22,6 @@ TASK_OVERHEAD_BYTES = 16 * 1024
 def trace_bytes(horizon: int, d: int = 1, m: int = 1) -> int:
     """Estimated memory of one trace of ``horizon`` rounds in dimension ``d`` with ``m`` constraints."""
     return int(horizon) * (_BYTES_PER_ROUND + 8 * int(d) + 16 * int(m))
-
-
-def available_memory() -> int | None:
-    """Bytes this machine can still give (``MemAvailable`` of ``/proc/meminfo``, else the physical
-    memory), or None when unknown."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, OSError, ValueError):
-        return None
 
 
 def _gib(n: float) -> str:

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
+from ckb._system import available_memory
 from ckb._validation import (
     as_real_array,
     check_choice,
@@ -149,22 +150,10 @@ def _first_fraction(a: np.ndarray) -> int | None:
 PRIOR_BYTES_PER_ENTRY = 8 * 5
 
 
-def _available_memory() -> int | None:
-    """Bytes of memory available to this process (Linux: ``MemAvailable``), or None if unknown."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
 def _check_prior_memory(n: int) -> None:
     """Refuse, in one line, a prior factor over ``n`` candidates that cannot fit in memory: a bare
     MemoryError from numpy after minutes before (Thompson sampling over 20,000 arms needs about 17 GB)."""
-    need, avail = PRIOR_BYTES_PER_ENTRY * n * n, _available_memory()
+    need, avail = PRIOR_BYTES_PER_ENTRY * n * n, available_memory()
     if avail is not None and need > avail:
         raise InvalidInputError(
             f"joint sampling over n = {n:,} candidates needs their n x n prior factor, about {need / 1e9:.1f} GB "
