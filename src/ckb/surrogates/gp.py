@@ -604,14 +604,9 @@ class ExactGP:
         changed = np.flatnonzero(delta)
         if not changed.size:
             return
-        if self.mode == "dense":
-            if not self._all_arms:  # a point that is no arm: the sums cannot say it (as relabel)
-                self.relabel(new)
-                return
+        if self.mode == "dense":  # every observation is at an arm here (update() leaves this form otherwise)
             dsum = np.bincount(self._arm[changed], weights=delta[changed], minlength=self.n)
-            arms = np.flatnonzero(dsum)
-            cov = self._cov
-            step = sum(np.concatenate((cov[a, :a], cov[a:, a])) * (dsum[a] / self.noise) for a in arms)
+            step = sum(self._cov_column(a) * (dsum[a] / self.noise) for a in np.flatnonzero(dsum))
             with np.errstate(over="ignore", invalid="ignore"):
                 mean, sums = self.mean + step, self._sums + dsum
             _check_overflow(y, mean, sums)
@@ -782,9 +777,15 @@ class ExactGP:
         self.mode = "dense"
         self._since_refresh = 0
 
+    def _cov_column(self, i: int) -> np.ndarray:
+        """Column ``i`` of the dense posterior covariance, read from its lower triangle (the only part
+        the rank-1 updates keep)."""
+        cov = self._cov
+        return np.concatenate((cov[i, :i], cov[i:, i]))
+
     def _dense_update(self, i: int, y: float) -> None:
         cov = self._cov
-        s = np.concatenate((cov[i, :i], cov[i:, i]))  # column i from the lower triangle
+        s = self._cov_column(i)
         sii = max(s[i], 0.0)
         c = self.noise + sii
         if self._tame and abs(y) <= _TAME:  # cannot overflow (_TAME)
