@@ -41,8 +41,7 @@ SKIP = {
     "admmbo": "a box method that refits its GPs every step within its own budget",
 }
 #: the constants a policy needs on the synthetic problem beyond its defaults
-PARAMS = {"ckb": {"R": 0.1}, "ckb-ucb": {"R": 0.1}, "ckb-ts": {"R": 0.1}, "ckb-rand": {"R": 0.1}}
-PARAMS["ckb-restart-ucb"] = {"R": 0.1}
+PARAMS = {name: {"R": 0.1} for name in ("ckb-ucb", "ckb-ts", "ckb-rand", "ckb-restart-ucb")}
 
 
 def cases(only: list[str] | None = None) -> list[tuple[str, str, dict, dict, str]]:

@@ -71,10 +71,7 @@ def interrupted(note: str) -> None:
     signals from then on. Before, a second and a third Ctrl-C in quick succession (``timeout`` and a
     terminal send one to the process and one to its group) printed the note twice, or a traceback from
     the process pool's exit hook (the finished work was safe either way)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # until the process ends: its pools shut down in peace
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _ignore_stop_signals()  # until the process ends: its pools shut down in peace
     err.print(f"[yellow]{'terminated' if terminated() else 'interrupted'}[/]: {note}")
     raise typer.Exit(143 if terminated() else 130)
 
@@ -101,12 +98,17 @@ def stop_on_signal(signum, frame) -> None:
     and cut that short (a traceback from the pool's exit hook, or a wait on workers nobody stopped).
     Before, SIGTERM ended a run at once with only Python's "leaked semaphore objects" warning (the
     finished trials were kept)."""
+    _ignore_stop_signals()
+    _STOPPED_BY["signal"] = signum
+    raise KeyboardInterrupt
+
+
+def _ignore_stop_signals() -> None:
+    """Ctrl-C and SIGTERM ignored from now on (the command is already stopping)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _STOPPED_BY["signal"] = signum
-    raise KeyboardInterrupt
 
 
 def install_stop_handlers() -> None:
