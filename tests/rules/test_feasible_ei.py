@@ -149,6 +149,52 @@ def test_a_leap_scores_constrained_ei_far_from_every_evaluated_point_and_falls_b
     assert not PessimisticCEIRule(1, 10, explore_kappa=1.0).leaps  # leap_radius None: the default
 
 
+def test_expected_violation_matches_numerical_integration_and_the_certain_limit():
+    from scipy import integrate, stats
+
+    from ckb.rules.feasible_ei import expected_violation
+
+    mu = np.array([-3.0, -0.4, 0.0, 0.7, 2.5, 1e-3])
+    sd = np.array([0.5, 1.0, 0.3, 0.2, 2.0, 1e-4])
+    got = expected_violation(T(mu), T(sd)).numpy()
+    for g, m, s in zip(got, mu, sd, strict=True):
+        lo, hi = max(0.0, m - 12 * s), max(0.0, m + 12 * s)  # the density's mass on [0, inf)
+        ref, _ = integrate.quad(lambda z, m=m, s=s: z * stats.norm.pdf(z, m, s), lo, hi, epsabs=1e-14)
+        assert g == pytest.approx(ref, rel=1e-7, abs=1e-12)
+    np.testing.assert_array_equal(
+        expected_violation(T([-1.0, 0.0, 0.4]), T([0.0, 0.0, 0.0])).numpy(), [0, 0, 0.4]
+    )
+
+
+def test_a_priced_leap_divides_constrained_ei_by_one_plus_the_expected_violation_over_the_cost():
+    from ckb.rules.feasible_ei import expected_violation
+
+    rule = PessimisticCEIRule(2, 10, leap_radius=0.2, leap_cost=0.05)
+    seen = np.array([[0.0, 0.0]])
+    X = T([[0.5, 0.5], [0.9, 0.9], [0.1, 0.0]])  # two far points, one within the radius
+    mu_f, sd_f = T([0.3, 0.3, 0.3]), T([1.0, 1.0, 1.0])
+    # equal probabilities of feasibility, P(g <= 0) = Phi(-1) for each constraint, but the second
+    # point's posterior is wider, so its expected violation is ten times the first's
+    mu_g, sd_g = T([[0.1, 0.1], [1.0, 1.0], [0.1, 0.1]]), T([[0.1, 0.1], [1.0, 1.0], [0.1, 0.1]])
+    v = rule.leap_score(mu_f, sd_f, 0.0, mu_g, sd_g, X, seen).numpy()
+    cei = log_cei(mu_f, sd_f, 0.0, mu_g, sd_g).numpy()
+    cost = 1.0 + expected_violation(mu_g, sd_g).sum(-1).numpy() / 0.05
+    np.testing.assert_allclose(v[:2], cei[:2] - np.log(cost[:2]), rtol=1e-12)
+    assert cei[0] == pytest.approx(cei[1]) and v[0] > v[1]  # same constrained EI: the cheaper leap wins
+    assert v[2] == pytest.approx(FLOOR - 0.1)  # closer in than the radius: below every far point
+    plain = PessimisticCEIRule(2, 10, leap_radius=0.2).leap_score(mu_f, sd_f, 0.0, mu_g, sd_g, X, seen)
+    np.testing.assert_array_equal(plain.numpy()[:2], cei[:2])  # leap_cost None: unpriced, as before
+
+
+def test_leap_cost_needs_a_leap_radius_and_is_refused_by_the_cumulative_rule():
+    import ckb
+
+    with pytest.raises(Exception, match=r"leap_cost=0.05 prices the endgame's leaps and needs leap_radius"):
+        PessimisticCEIRule(1, 10, leap_cost=0.05)
+    with pytest.raises(Exception, match="leap_cost"):
+        ckb.Optimizer([0, 0], [1, 1], 1, policy="slack-cei", budget=10, leap_cost=0.05)
+
+
 def test_pcei_leaps_only_in_the_endgame_and_at_least_the_radius_from_every_evaluated_point():
     """``leap_radius`` acts only in the endgame: the run replays the default's asks bit for bit until the
     endgame starts (at the same ask in both); every leap (phase 3) is an endgame ask at least the radius

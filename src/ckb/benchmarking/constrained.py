@@ -258,6 +258,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         {"budget_in_scales": 5.0, "params": {"outcome_transform": "bilog-constraints"}},
     ),
     "pcei-leap": ("pcei", {"params": {"leap_radius": 0.1}}),
+    "pcei-leap-cost": ("pcei", {"params": {"leap_radius": 0.1, "leap_cost": 0.05}}),
     "pcei-bounds": ("pcei", {"params": {"outcome_transform": "auto-bounds"}}),
     "pcei-bounds-b1": ("pcei", {"budget_in_scales": 1.0, "params": {"outcome_transform": "auto-bounds"}}),
     "pcei-bounds-b5": ("pcei", {"budget_in_scales": 5.0, "params": {"outcome_transform": "auto-bounds"}}),

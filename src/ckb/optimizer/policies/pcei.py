@@ -21,7 +21,9 @@ certify cannot reach 0; ``budget_certify`` = "left": under a positive budget, to
 allowance can pay for); ``leap_radius`` = None
 (a radius r lets the endgame leap, when nothing admissible improves, to the constrained-EI maximizer
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
-:mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
+:mod:`ckb.rules.feasible_ei`); ``leap_cost`` = None (a cost c prices each leap by its expected
+violation: expected improvement per 1 + E[g]+/c, fewer violations for as many runs leaving a local
+optimum); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
 radius around the incumbent first: finer final designs, fewer violations; None: no refinement) and
 ``refine_last`` = None (a share q: only the last q of the asks refine);
 ``first_quantile`` = 0.5 (before any feasible observation, the point most likely feasible *and* better
