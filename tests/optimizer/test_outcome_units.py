@@ -280,7 +280,11 @@ def test_auto_bounds_gradients_stay_finite_far_out_in_every_column():
     raw.sum().backward()
     assert torch.all(torch.isfinite(raw)) and torch.all(torch.isfinite(grid.grad))
     assert torch.all(grid.grad >= 0)
-    np.testing.assert_array_equal(raw.detach().numpy(), units.c_to_raw(grid.detach().numpy()))
+    # torch's and numpy's exp may differ in the last bit (on an AMD EPYC here, by 1 ulp beyond 1e170)
+    eps = np.finfo(np.float64).eps
+    np.testing.assert_allclose(
+        raw.detach().numpy(), units.c_to_raw(grid.detach().numpy()), rtol=4 * eps, atol=0
+    )
 
 
 @settings(max_examples=200, deadline=None)
