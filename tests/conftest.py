@@ -1,8 +1,14 @@
 import logging
+import os
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
+
+# One OpenMP thread per test process and per process a test starts, for the same reason as one BLAS
+# thread below: torch (imported later, so out of reach of the limit below) otherwise runs 2 intra-op
+# threads in each of the 2 workers; its OpenMP pool reads this when torch is first imported.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -115,7 +115,6 @@ from typing import Any
 
 import numpy as np
 from scipy.special import ndtr
-from scipy.stats import qmc
 
 from ckb._validation import check_bool, check_scalar
 from ckb.contract.domain import BoxDomain
@@ -525,6 +524,8 @@ class ADMMBO(Policy):
         if dom.candidates is not None:
             X = np.asarray(dom.candidates, dtype=float)
             return X, self._scale(X)
+        from scipy.stats import qmc  # here: scipy.stats is most of what `import ckb.policies` costs
+
         seed = int(self.rng.integers(2**63 - 1))
         k = max(0, math.ceil(math.log2(self.n_candidates)))
         U = qmc.Sobol(dom.d, scramble=True, seed=seed).random_base2(k)[: self.n_candidates]
