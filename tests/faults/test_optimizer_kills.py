@@ -11,7 +11,6 @@ the study opens and ``metrics()`` works.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import signal
 import time
@@ -20,19 +19,7 @@ import numpy as np
 import pytest
 
 from tests.faults import _workers as W
-
-_PRELOAD = ["ckb", "ckb.optimizer.core", "torch", "botorch", "gpytorch", "tests.faults._workers"]
-
-
-def _context():
-    """forkserver with ckb and torch preloaded: each (re)start is a fork of a clean process that has
-    never run torch (fast, and no forked thread pools); spawn where forkserver is missing."""
-    try:
-        ctx = multiprocessing.get_context("forkserver")
-    except ValueError:
-        return multiprocessing.get_context("spawn")
-    ctx.set_forkserver_preload(_PRELOAD)
-    return ctx
+from tests.processes import preloaded_context
 
 
 def _create(path: str, name: str, budget: int) -> None:
@@ -48,7 +35,7 @@ def _run_with_kills(tmp_path, *, workers: int, budget: int, kills: int, seed: in
     path, name, logdir = str(tmp_path / "study.db"), "pump", str(tmp_path / "logs")
     os.makedirs(logdir)
     _create(path, name, budget)
-    ctx = _context()
+    ctx = preloaded_context("tests.faults._workers")
     rng = np.random.default_rng(seed)
     incarnation = {w: 0 for w in range(workers)}
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing as mp
 import os
 import time
 
@@ -22,6 +21,7 @@ from ckb.integrations.optuna import CLAIM_KEY, CKBSampler, DecisionTimeoutError 
 from ckb.optimizer import initial_design  # noqa: E402
 from ckb.optimizer.policies import GOAL_POLICIES, OPTIMIZER_POLICIES  # noqa: E402
 from ckb.problems.constrained_benchmarks import GARDNER1_F_STAR, gardner1_f, gardner1_g  # noqa: E402
+from tests.processes import preloaded_context  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -183,7 +183,7 @@ def test_a_study_resumed_with_other_units_is_refused_and_a_study_from_before_uni
         del spec["outcome_transform"], spec["exact"]
 
     _edit_sampler_spec(tmp_path / "u.db", before_units)
-    _run(tmp_path / "u.db", 9, {"policy": "pcei", "outcome_transform": "rms", **FAST})
+    _run(tmp_path / "u.db", 3, {"policy": "pcei", "outcome_transform": "rms", **FAST})
     with pytest.raises(
         InvalidInputError, match="outcome_transform='rms'; this sampler has outcome_transform='auto'"
     ):
@@ -205,8 +205,8 @@ def test_a_study_stored_with_auto_before_the_bound_map_resumes_with_its_units(tm
         match="outcome_transform='auto-no-bounds'; this sampler has outcome_transform='auto'",
     ):
         _run(tmp_path / "b.db", 9, {"policy": "pcei", **FAST})
-    _, study = _run(tmp_path / "b.db", 9, {"policy": "pcei", "outcome_transform": "auto-no-bounds", **FAST})
-    assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 9
+    _, study = _run(tmp_path / "b.db", 3, {"policy": "pcei", "outcome_transform": "auto-no-bounds", **FAST})
+    assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials) == 8 + 3
     # a rule that sees the former units under today's "auto" (bound_map = False) resumes with "auto"
     _run(tmp_path / "c.db", 8, {"policy": "ckb-ucb", "n_trials": 10, **FAST})
     _edit_sampler_spec(tmp_path / "c.db", before_bound_map)
@@ -463,7 +463,7 @@ def _process(path, n, log):
 def test_two_processes_on_one_sqlite_file_count_each_decision_once(tmp_path):
     path, log = tmp_path / "two.db", tmp_path / "evaluations.txt"
     optuna.create_study(storage=f"sqlite:///{path}", study_name="two", direction="maximize")
-    ctx = mp.get_context("spawn")
+    ctx = preloaded_context("optuna", __name__)
     procs = [ctx.Process(target=_process, args=(path, 10, log)) for _ in range(2)]
     for p in procs:
         p.start()

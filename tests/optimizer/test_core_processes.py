@@ -12,6 +12,7 @@ import pytest
 
 import ckb
 from ckb.optimizer import initial_design
+from tests.processes import preloaded_context
 
 _WORKER = textwrap.dedent(
     """
@@ -125,8 +126,6 @@ def test_six_workers_use_the_budget_exactly_and_share_it_fairly(tmp_path):
     """Six processes on one study with instant evaluations (where SQLite's unfair lock starved all but one
     or two workers, and the budget check outside the lock let them overshoot): exactly ``budget`` trials,
     no trial asked twice, and no worker gets more than twice its share."""
-    import multiprocessing
-
     path, workers, budget = str(tmp_path / "budget.db"), 6, 36
     ckb.Optimizer(
         [0, 0],
@@ -143,7 +142,7 @@ def test_six_workers_use_the_budget_exactly_and_share_it_fairly(tmp_path):
         raw_samples=32,
         maxiter=50,
     ).close()
-    ctx = multiprocessing.get_context("spawn")
+    ctx = preloaded_context(__name__)
     barrier, results = ctx.Barrier(workers), ctx.Queue()
     procs = [
         ctx.Process(target=_budget_worker, args=(path, "shared", barrier, results, w)) for w in range(workers)
