@@ -125,6 +125,17 @@ def test_feasible_rows_by_hand():
     assert feasible_rows(np.zeros((0, 3))).shape == (0,)
 
 
+def test_a_nan_constraint_value_is_violating_in_the_count_as_in_feasible_rows():
+    """The count counted ``g > 0`` and so passed over NaN, which :func:`feasible_rows` calls infeasible:
+    an evaluation was then neither feasible nor violating."""
+    from ckb.violation import feasible_rows
+
+    g = [[-1.0, np.nan], [-1.0, -1.0], [2.0, -1.0], [np.nan, np.nan]]
+    assert violating_count(g) == 3 == np.sum(~feasible_rows(g))
+    np.testing.assert_array_equal(violation_curves(g)[VIOLATING], [1.0, 1.0, 2.0, 3.0])
+    assert violating_count(np.zeros((2, 0))) == 0 and violation_curves(np.zeros((2, 0)))[VIOLATING].sum() == 0
+
+
 def test_the_soft_sum_does_not_depend_on_the_order_of_the_evaluations():
     """A running float sum lost the 3 between 1e300 and -1e300: metrics()["violation"] was 0 for the tells
     1e300, 3, -1e300 and 3 for 1e300, -1e300, 3."""

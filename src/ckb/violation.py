@@ -8,7 +8,8 @@ where :math:`g_j \le 0`), optionally divided per constraint by a typical magnitu
   :math:`V(t) = \| [\sum_{s \le t} g(x_s)/s]^+ \|_2`: a strictly feasible evaluation offsets an earlier
   violating one;
 - ``positive_violation`` (rectified, no cancellation): :math:`\| \sum_{s \le t} [g(x_s)/s]^+ \|_2`;
-- ``violating`` count: :math:`N(t) = \#\{s \le t : \max_j g_j(x_s) > 0\}` (strict ``>``).
+- ``violating`` count: :math:`N(t) = \#\{s \le t : \max_j g_j(x_s) > 0\}` (strict ``>``): the
+  evaluations that :func:`feasible_rows` calls infeasible, so a NaN value counts as violating.
 
 The norm over the m constraints is Euclidean and taken outside the sums; for ``m = 1`` both violations
 are plain (non-negative) sums; for ``m = 0`` all are 0. The ``*_per_constraint`` forms return the m
@@ -105,9 +106,8 @@ def feasible_rows(g) -> np.ndarray:
 
 
 def violating_count(g) -> int:
-    """Number of evaluations with some constraint > 0 (``violating``)."""
-    g, _ = _values(g, None)
-    return int(np.sum(np.any(g > 0.0, axis=1)))
+    """Number of evaluations with some constraint > 0 or NaN (``violating``: not :func:`feasible_rows`)."""
+    return int(np.sum(~feasible_rows(g)))
 
 
 def instant_violation(g) -> np.ndarray:
@@ -134,6 +134,6 @@ def violation_curves(g, scale: Sequence[float] | None = None) -> dict[str, np.nd
     return {
         VIOLATION: euclidean_norm(np.maximum(csum, 0.0), axis=1),
         POSITIVE_VIOLATION: euclidean_norm(cpos, axis=1),
-        VIOLATING: np.cumsum(np.any(g > 0.0, axis=1)).astype(float),
+        VIOLATING: np.cumsum(~np.all(g <= 0.0, axis=1)).astype(float),  # NaN violates (feasible_rows)
         "constraint_sum": np.max(csum, axis=1),
     }

@@ -133,7 +133,7 @@ def repeated_evaluations(x: np.ndarray, tol: float = 1e-9) -> int:
 
 
 def violating_evaluations(g: np.ndarray) -> int:
-    """Number of evaluations with some constraint > 0 (:func:`ckb.violation.violating_count`)."""
+    """Number of evaluations with some constraint > 0 or NaN (:func:`ckb.violation.violating_count`)."""
     return violating_count(g)
 
 
