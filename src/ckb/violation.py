@@ -8,8 +8,8 @@ where :math:`g_j \le 0`), optionally divided per constraint by a typical magnitu
   :math:`V(t) = \| [\sum_{s \le t} g(x_s)/s]^+ \|_2`: a strictly feasible evaluation offsets an earlier
   violating one;
 - ``positive_violation`` (rectified, no cancellation): :math:`\| \sum_{s \le t} [g(x_s)/s]^+ \|_2`;
-- ``violating`` count: :math:`N(t) = \#\{s \le t : \max_j g_j(x_s) > 0\}` (strict ``>``): the
-  evaluations that :func:`feasible_rows` calls infeasible, so a NaN value counts as violating.
+- ``violating`` count: :math:`N(t) = \#\{s \le t : \max_j g_j(x_s) > 0\}` (strict ``>``), a NaN
+  value counted as violating: the evaluations that :func:`feasible_rows` calls infeasible.
 
 The norm over the m constraints is Euclidean and taken outside the sums; for ``m = 1`` both violations
 are plain (non-negative) sums; for ``m = 0`` all are 0. The ``*_per_constraint`` forms return the m
