@@ -393,7 +393,6 @@ def test_the_grouped_reference_is_the_dense_reference():
     np.testing.assert_allclose(gcov, cov, rtol=1e-7, atol=1e-12)
 
 
-@pytest.mark.slow
 def test_dense_path_stays_exact_over_10000_bandit_updates():
     rng = np.random.default_rng(2024)
     n, T, noise = 40, 10_000, 0.01
