@@ -1,8 +1,8 @@
 """kill -9 at random moments of 4-8 optimizer workers sharing one study file (fault-injection suite).
 
 Each worker (``tests.faults._workers.optimizer_worker``) runs the README loop and logs, fsync'd, every
-ask that returned and every tell that returned. A seeded killer SIGKILLs random workers at random
-moments and restarts them (a restarted worker resumes with ``ckb.Optimizer.load``, tells the asks it had
+ask that returned and every tell that returned. Once a tell has returned, a seeded killer SIGKILLs
+random workers at random moments and restarts them (a restarted worker resumes with ``ckb.Optimizer.load``, tells the asks it had
 logged but not told, and goes on). At the end: every tell a worker saw return is in the study exactly
 once with its values; no point was handed out twice while pending; the trials never exceed the budget;
 the study opens and ``metrics()`` works.
@@ -48,6 +48,11 @@ def _run_with_kills(tmp_path, *, workers: int, budget: int, kills: int, seed: in
     procs = {w: start(w) for w in range(workers)}
     done, deadline = 0, time.monotonic() + 900
     try:
+        # the kills start once a tell has returned: before that every worker is still starting (a few
+        # seconds), and kills from the start all landed there, two trials into a run
+        while not any(W.read_log(W.logs(logdir, w)[1]) for w in range(workers)):
+            assert time.monotonic() < deadline and any(p.is_alive() for p in procs.values()), "no tell"
+            time.sleep(0.05)
         while done < kills and time.monotonic() < deadline:
             time.sleep(float(rng.uniform(*delay)))
             alive = [w for w, p in procs.items() if p.is_alive()]
@@ -134,12 +139,12 @@ def test_four_workers_killed_a_few_times(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("workers,seed", [(6, 1), (8, 2)])
 def test_many_workers_killed_twelve_times(tmp_path, workers, seed):
-    # the twelve kills land in the first 6-7 s, about a third of a 60-trial run here; the rest of the run
-    # (new asks beside restarted workers, then the budget used to the last trial) is what a larger budget
-    # would only lengthen
+    # the twelve kills land between about the 5th and the 13th tell here, in asks, tells and restarts;
+    # the rest of the run (new asks beside restarted workers, then the budget used to the last trial) is
+    # what a larger budget would only lengthen
     budget = 60
     path, name, logdir, kills = _run_with_kills(
-        tmp_path, workers=workers, budget=budget, kills=12, seed=seed, delay=(0.05, 0.5)
+        tmp_path, workers=workers, budget=budget, kills=12, seed=seed, delay=(0.1, 1.0)
     )
     assert kills >= 12, f"only {kills} kills landed before the budget was used"
     _check(path, name, logdir, workers, budget)
