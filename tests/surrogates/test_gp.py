@@ -417,7 +417,8 @@ def test_dense_path_stays_exact_over_10000_bandit_updates():
 @pytest.mark.slow
 def test_cholesky_path_stays_exact_over_10000_updates_at_arms_and_between_them():
     """10^4 rank-one Cholesky updates clustered like a bandit's: nine in ten at four favourite arms (the
-    O(t) row from V), one in ten at a continuous point near them (the O(t^2) packed solve with L).
+    O(t) row from V), one in ten at a continuous point, half of them near those arms and half anywhere
+    (the O(t^2) packed solve with L).
 
     Every continuous update reads all of L, so 10^4 of them would be about 1.3 TB of memory traffic
     (two minutes here); a tenth keeps both rows' arithmetic over the whole run at a tenth of the cost."""
@@ -428,7 +429,8 @@ def test_cholesky_path_stays_exact_over_10000_updates_at_arms_and_between_them()
     favourites = rng.choice(n, size=4, replace=False)
     arms = np.where(rng.uniform(size=T) < 0.9, rng.choice(favourites, size=T), -1)
     near = C[rng.choice(favourites, size=T)] + 0.01 * rng.standard_normal((T, 2))
-    X = np.where(arms[:, None] >= 0, C[np.maximum(arms, 0)], near)
+    between = np.where(rng.uniform(size=(T, 1)) < 0.5, near, rng.uniform(size=(T, 2)))
+    X = np.where(arms[:, None] >= 0, C[np.maximum(arms, 0)], between)
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(T)
     gp = ExactGP(kernel, noise, C, method="cholesky")
     for a, x, v in zip(arms, X, y):
