@@ -134,6 +134,6 @@ def violation_curves(g, scale: Sequence[float] | None = None) -> dict[str, np.nd
     return {
         VIOLATION: euclidean_norm(np.maximum(csum, 0.0), axis=1),
         POSITIVE_VIOLATION: euclidean_norm(cpos, axis=1),
-        VIOLATING: np.cumsum(~np.all(g <= 0.0, axis=1)).astype(float),  # NaN violates (feasible_rows)
+        VIOLATING: np.cumsum(~feasible_rows(g)).astype(float),
         "constraint_sum": np.max(csum, axis=1),
     }

@@ -2,10 +2,10 @@
 
 Each worker (``tests.faults._workers.optimizer_worker``) runs the README loop and logs, fsync'd, every
 ask that returned and every tell that returned. Once a tell has returned, a seeded killer SIGKILLs
-random workers at random moments and restarts them (a restarted worker resumes with ``ckb.Optimizer.load``, tells the asks it had
-logged but not told, and goes on). At the end: every tell a worker saw return is in the study exactly
-once with its values; no point was handed out twice while pending; the trials never exceed the budget;
-the study opens and ``metrics()`` works.
+random workers at random moments and restarts them (a restarted worker resumes with
+``ckb.Optimizer.load``, tells the asks it had logged but not told, and goes on). At the end: every
+tell a worker saw return is in the study exactly once with its values; no point was handed out twice
+while pending; the trials never exceed the budget; the study opens and ``metrics()`` works.
 """
 
 from __future__ import annotations
