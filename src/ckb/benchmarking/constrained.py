@@ -399,6 +399,11 @@ VARIANTS["slack-cei-pof-linear"] = (
 #: scored the evaluated points (``exploit_seen=False``); every slack-cei variant above keeps it
 _pin({"exploit_seen": False}, lambda name, policy, options: policy == "slack-cei")
 VARIANTS["slack-cei-exploit-maximizer"] = ("slack-cei", {"params": {"exploit_seen": False}})
+#: ``pcei-exact-refine``: the default pcei (refinement near the incumbent, bound map) told the problem is
+#: noise-free (``exact=True``), where ``pcei-exact`` keeps the rule before both; ``pcei-leap-cost-exact``:
+#: the priced leaps told the same (measured on Gramacy's problem, against ``qlognei-exact``)
+VARIANTS["pcei-exact-refine"] = ("pcei", {"params": {"exact": True}})
+VARIANTS["pcei-leap-cost-exact"] = _with_params("pcei-leap-cost", {"exact": True})
 
 
 def known_methods() -> list[str]:
