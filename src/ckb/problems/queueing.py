@@ -141,8 +141,7 @@ def clipped_poisson_mean(rate: float, H: np.ndarray, G: float) -> np.ndarray:
     ``H`` is an array of service totals (>= 0). Terms with ``k > K = ceil(G + max H)`` all equal ``G``
     and are summed in closed form through the survival function.
     """
-    from scipy.stats import poisson  # here, not at the top: scipy.stats is most of `import ckb.problems`
-
+    poisson = _poisson()
     H = np.asarray(H, dtype=float)
     K = math.ceil(G + float(np.max(H, initial=0.0)))
     k = np.arange(K + 1, dtype=float)
@@ -172,10 +171,12 @@ def _node_pairs(service_max: Any, service_curvature: Any, energy_linear: Any) ->
     return s, k, p
 
 
-def _poisson_sf(k: int, rate: float) -> float:
+def _poisson():
+    """``scipy.stats.poisson``, imported at the first call: scipy.stats is most of what `import
+    ckb.problems` would cost at the top of this module."""
     from scipy.stats import poisson
 
-    return float(poisson.sf(k, rate))
+    return poisson
 
 
 def _stability_constraint(lam: float, H: np.ndarray, G: float) -> tuple[np.ndarray, float]:
@@ -243,7 +244,7 @@ def gpu_queue(
         "slater_margin": delta,
         "slater_margin_unclipped": float(np.max(H) - lam),
         "max_clipping_shift": float(np.max(np.abs(g_mean - (lam - H)))),
-        "clip_probability_max": float(_poisson_sf(math.floor(G), lam)),  # at x = (0, 0), the worst arm
+        "clip_probability_max": float(_poisson().sf(math.floor(G), lam)),  # at x = (0, 0), the worst arm
         "energy_scale": scale,
         "service": f"h_i(x) = s_i (1 - exp(-k_i x)) / (1 - exp(-k_i)), s = {s.tolist()}, k = {k.tolist()}",
         "energy": f"c(x) = (p . x + q |x|^2) / {scale:.6g}, p = {p.tolist()}, q = {q}",
