@@ -404,6 +404,9 @@ VARIANTS["slack-cei-exploit-maximizer"] = ("slack-cei", {"params": {"exploit_see
 #: the priced leaps told the same (measured on Gramacy's problem, against ``qlognei-exact``)
 VARIANTS["pcei-exact-refine"] = ("pcei", {"params": {"exact": True}})
 VARIANTS["pcei-leap-cost-exact"] = _with_params("pcei-leap-cost", {"exact": True})
+#: ``pcei-expand``: the default pcei whose endgame, when nothing admissible improves, expands the
+#: admissible set toward the best optimistically feasible point (``expand_kappa=2.0``)
+VARIANTS["pcei-expand"] = ("pcei", {"params": {"expand_kappa": 2.0}})
 
 
 def known_methods() -> list[str]:

@@ -23,7 +23,11 @@ allowance can pay for); ``leap_radius`` = None
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
 :mod:`ckb.rules.feasible_ei`); ``leap_cost`` = None (a cost c prices each leap by its expected
 violation: expected improvement per 1 + E[g]+/c, fewer violations for as many runs leaving a local
-optimum); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
+optimum); ``expand_kappa`` = None (a width k lets the endgame, when nothing admissible improves,
+evaluate the admissible point nearest to the EI maximizer over the points whose constraints' lower
+bounds at width k are feasible, where some constraint's standard deviation is at least ``expand_sd`` =
+0.1: the admissible set grows toward a better region instead of leaping into it; see
+:mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
 radius around the incumbent first: finer final designs, fewer violations; None: no refinement) and
 ``refine_last`` = None (a share q: only the last q of the asks refine);
 ``first_quantile`` = 0.5 (before any feasible observation, the point most likely feasible *and* better
@@ -37,7 +41,7 @@ import numpy as np
 from ckb.optimizer.policies.base import RuleOptimizerPolicy
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
 from ckb.rules.cei import log_cei
-from ckb.rules.feasible_ei import PessimisticCEIRule
+from ckb.rules.feasible_ei import FLOOR, PessimisticCEIRule
 from ckb.violation import feasible_rows
 
 
@@ -97,8 +101,40 @@ class PessimisticCEI(RuleOptimizerPolicy):
                 x, excess = pick(tau, None)
             finally:
                 rule.first_anywhere = False
+        x, excess = self._expanded(ctx, best, tau, x, excess)
         rule.record(excess, best, allowance)
         return x, {**rule.internals(), "best_feasible_std": np.nan if best is None else best}
+
+    def _expanded(self, ctx, best: float | None, tau, x: np.ndarray, excess: float):
+        """The expansion (``expand_kappa``, :mod:`ckb.rules.feasible_ei`): when this endgame ask's point
+        has an expected improvement below ``endgame_ei`` and did not leap, the goal (the EI maximizer
+        where every constraint is optimistically feasible) and, if its EI reaches ``endgame_ei``, the
+        admissible point of some constraint deviation at least ``expand_sd`` nearest to it, with its
+        excess; else ``x`` and ``excess`` unchanged."""
+        rule, models = self.rule, ctx.models
+        rule.expanded = False
+        if best is None or not rule.expands or rule.leapt:
+            return x, excess
+        if self._log_ei(models, x, best) >= np.log(rule.endgame_ei):
+            return x, excess
+
+        def goal(X):
+            mu, sd = models.mean_std(X)
+            return rule.goal_score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:])
+
+        x_goal, value = ctx.maximize(goal)
+        if float(value) < np.log(rule.endgame_ei):  # nothing to expand toward
+            return x, excess
+
+        def expander(X):
+            mu, sd = models.mean_std(X)
+            return rule.expand_score(mu[..., 1:], sd[..., 1:], X, x_goal)
+
+        x_new, value = ctx.maximize(expander)
+        if float(value) <= FLOOR:  # no admissible point left to learn from
+            return x, excess
+        rule.expanded = True
+        return x_new, self._excess(models, x_new, tau)
 
     def _within(self, ctx, best, tau, region, x, excess, n: int = 2048):
         """The best of ``n`` points drawn uniformly in the trust region's boxes (a centre at random, then
