@@ -54,12 +54,12 @@ def test_expansion_is_off_by_default_only_in_the_endgame_and_never_under_a_budge
         PessimisticCEIRule(1, 10, expand_sd=-1.0)
 
 
-def test_pcei_expands_only_in_the_endgame_to_admissible_points_and_slack_cei_refuses_it():
-    """Gramacy's problem at seed 11, where the default stops at the local optimum (0, 0.75): with
-    ``expand_kappa`` the run replays the default's asks until it first looks for a goal (at this seed,
-    its first expansion), which comes in the endgame; every expanding ask (phase 4) is admissible by the models that chose it (its recorded
-    excess is 0, so it is not the fallback's phase 2). Whether the expansions reach the other feasible
-    region is a benchmark measurement (docs/results-constrained-benchmark.md), not asserted here."""
+def test_pcei_expands_only_in_the_endgame_after_replaying_the_default_and_slack_cei_refuses_it():
+    """Gramacy's problem at seed 11: with ``expand_kappa`` the run replays the default's asks until it
+    first looks for a goal (at this seed, its first expansion), and every expanding ask (phase 4) comes
+    in the endgame. That an expansion is admissible holds by construction (:meth:`expand_score` is above
+    ``FLOOR`` only there; checked by hand above). Whether the expansions reach the other feasible region
+    is a benchmark measurement (docs/results-constrained-benchmark.md), not asserted here."""
     import ckb
     from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
 
