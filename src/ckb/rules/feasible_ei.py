@@ -698,8 +698,8 @@ class PessimisticCEIRule(Rule):
         return excess if region is None else excess + region
 
     def record(self, excess_at_x: float, best: float | None, allowance) -> None:
-        phase = 0.0 if best is None else (3.0 if self.leapt else (1.0 if excess_at_x <= 1e-9 else 2.0))
-        phase = 4.0 if best is not None and self.expanded else phase
+        phase = 3.0 if self.leapt else (4.0 if self.expanded else (1.0 if excess_at_x <= 1e-9 else 2.0))
+        phase = 0.0 if best is None else phase
         a = np.zeros(self.m) if allowance is None else np.asarray(allowance, dtype=float)
         self.last = {
             "phase": phase,

@@ -119,16 +119,15 @@ class PessimisticCEI(RuleOptimizerPolicy):
             return x, excess
 
         def goal(X):
-            mu, sd = models.mean_std(X)
-            return rule.goal_score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:])
+            mu_f, sd_f, mu_g, sd_g = self._split(models, X)
+            return rule.goal_score(mu_f, sd_f, best, mu_g, sd_g)
 
         x_goal, value = ctx.maximize(goal)
         if float(value) < np.log(rule.endgame_ei):  # nothing to expand toward
             return x, excess
 
         def expander(X):
-            mu, sd = models.mean_std(X)
-            return rule.expand_score(mu[..., 1:], sd[..., 1:], X, x_goal)
+            return rule.expand_score(*self._split(models, X)[2:], X, x_goal)
 
         x_new, value = ctx.maximize(expander)
         if float(value) <= FLOOR:  # no admissible point left to learn from
@@ -195,8 +194,8 @@ class PessimisticCEI(RuleOptimizerPolicy):
             seen = np.asarray(models.X)  # complete, failed and pending points
 
             def leap(X):
-                mu, sd = models.mean_std(X)
-                return rule.leap_score(mu[..., 0], sd[..., 0], best, mu[..., 1:], sd[..., 1:], X, seen)
+                mu_f, sd_f, mu_g, sd_g = self._split(models, X)
+                return rule.leap_score(mu_f, sd_f, best, mu_g, sd_g, X, seen)
 
             x_leap, value = ctx.maximize(leap)
             if float(value) >= np.log(rule.endgame_ei):
