@@ -36,6 +36,18 @@ def test_the_expander_is_the_nearest_admissible_point_with_something_left_to_lea
     assert int(np.argmax(v)) == 3  # the nearest of those worth evaluating
 
 
+def test_an_expansion_needs_a_goal_whose_posterior_mean_improves_by_the_margin():
+    rule = PessimisticCEIRule(1, 10, expand_kappa=2.0)  # expand_margin 3 by default
+    assert rule.goal_improves(1.75, 0.25, 1.0)  # a gain of 0.75: exactly 3 standard deviations
+    assert not rule.goal_improves(1.5, 0.25, 1.0)  # 2 standard deviations: in doubt
+    assert not rule.goal_improves(1.0, 0.0, 1.0)  # a certain tie is no improvement
+    assert rule.goal_improves(1.0 + 1e-9, 0.0, 1.0)
+    assert not rule.goal_improves(0.5, 0.0, 1.0)
+    assert PessimisticCEIRule(1, 10, expand_margin=0.0).goal_improves(1.01, 5.0, 1.0)  # any mean gain
+    with pytest.raises(Exception, match="expand_margin"):
+        PessimisticCEIRule(1, 10, expand_margin=-1.0)
+
+
 def test_expansion_is_off_by_default_only_in_the_endgame_and_never_under_a_budget():
     assert not PessimisticCEIRule(1, 10, explore_kappa=1.0).expands  # expand_kappa None: the default
     rule = PessimisticCEIRule(1, 10, expand_kappa=2.0)
@@ -54,30 +66,45 @@ def test_expansion_is_off_by_default_only_in_the_endgame_and_never_under_a_budge
         PessimisticCEIRule(1, 10, expand_sd=-1.0)
 
 
-def test_pcei_expands_only_in_the_endgame_after_replaying_the_default_and_slack_cei_refuses_it():
+def test_pcei_expands_only_in_the_endgame_after_replaying_the_default_and_slack_cei_refuses_it(monkeypatch):
     """Gramacy's problem at seed 11: with ``expand_kappa`` the run replays the default's asks until it
-    first looks for a goal (at this seed, its first expansion), and every expanding ask (phase 4) comes
-    in the endgame. That an expansion is admissible holds by construction (:meth:`expand_score` is above
-    ``FLOOR`` only there; checked by hand above). Whether the expansions reach the other feasible region
-    is a benchmark measurement (docs/results-constrained-benchmark.md), not asserted here."""
+    first looks for a goal (the goal's search draws its own starts, so the runs part there), some ask
+    expands, and every expanding ask (phase 4) comes in the endgame. That an expansion is admissible
+    holds by construction (:meth:`expand_score` is above ``FLOOR`` only there; checked by hand above);
+    that its goal's mean improves by the margin, by :meth:`goal_improves` (checked above). Whether the
+    expansions reach the other feasible region is a benchmark measurement
+    (docs/results-constrained-benchmark.md), not asserted here."""
     import ckb
     from ckb.problems.constrained_benchmarks import CONSTRAINED_BENCHMARKS
 
     problem = CONSTRAINED_BENCHMARKS["gramacy"].make()
+    goal_searches = []
+    goal_score = PessimisticCEIRule.goal_score
+
+    def spy(self, *args):
+        goal_searches.append(1)
+        return goal_score(self, *args)
+
+    monkeypatch.setattr(PessimisticCEIRule, "goal_score", spy)
 
     def run(n, **kw):
         opt = ckb.Optimizer([0, 0], [1, 1], 2, policy="pcei", budget=60, minimize=True, seed=11, **kw)
-        for _ in range(n):
+        searched = None
+        for i in range(n):
             x = opt.ask()
+            if searched is None and goal_searches:
+                searched = i
             opt.tell(x, *problem.evaluate(-1, x))
-        return opt.history()
+        return opt.history(), searched
 
-    expanding = run(24, expand_kappa=2.0)
+    expanding, searched = run(24, expand_kappa=2.0)
     phases = [h["info"].get("phase") for h in expanding]
-    first = phases.index(4.0)  # raises if no ask expanded: the property below would not be exercised
+    assert 4.0 in phases  # some ask expanded: the property below is exercised
     assert all(expanding[i]["info"]["endgame"] == 1.0 for i, p in enumerate(phases) if p == 4.0)
-    default = run(first + 1)
-    for d, h in zip(default[:first], expanding[:first], strict=True):
+    goal_searches.clear()
+    default, never = run(searched + 1)
+    assert never is None
+    for d, h in zip(default[:searched], expanding[:searched], strict=True):
         np.testing.assert_array_equal(d["x"], h["x"])
     assert all(h["info"].get("phase") != 4.0 for h in default)
     with pytest.raises(Exception, match="expand_kappa"):

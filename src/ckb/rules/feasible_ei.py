@@ -397,6 +397,7 @@ class PessimisticCEIRule(Rule):
         "leap_cost": Real(low=0.0, low_inclusive=False, optional=True),
         "expand_kappa": Real(low=0.0, low_inclusive=False, optional=True),
         "expand_sd": Real(low=0.0, low_inclusive=False),
+        "expand_margin": Real(low=0.0),
         "first_quantile": Real(low=0.0, high=1.0, optional=True),
         "budget_pace": Choice(("all", "half", "even")),
         "budget_first": Choice(("admissible", "anywhere")),
@@ -417,6 +418,7 @@ class PessimisticCEIRule(Rule):
         "leap_cost": None,
         "expand_kappa": None,
         "expand_sd": 0.1,
+        "expand_margin": 3.0,
         "first_quantile": 0.5,
         "budget_pace": "half",
         "budget_first": "anywhere",
@@ -605,6 +607,13 @@ class PessimisticCEIRule(Rule):
         excess = positive_part(mu_g - self.expand_kappa * sd_g).sum(-1)
         return torch.where(excess <= 0.0, above_floor(value, FLOOR), FLOOR - excess)
 
+    def goal_improves(self, mu_f: float, sd_f: float, best: float) -> bool:
+        r"""Whether the goal's objective posterior promises an improvement worth expanding toward:
+        :math:`\mu_f(x^\star) - y^+ \ge m\,\sigma_f(x^\star)` and :math:`\mu_f(x^\star) > y^+`
+        (``expand_margin`` :math:`m`; the models' units, maximization sense)."""
+        gain = float(mu_f) - float(best)
+        return gain > 0.0 and gain >= self.expand_margin * float(sd_f)
+
     def expand_score(self, mu_g, sd_g, X, goal):
         r"""The expander's score (torch): minus the Euclidean distance (unit cube) to ``goal`` (d,) on the
         admissible points where some constraint's standard deviation is at least ``expand_sd`` (the
@@ -720,6 +729,7 @@ _NOT_CUMULATIVE = (
     "leap_cost",
     "expand_kappa",
     "expand_sd",
+    "expand_margin",
     "budget_pace",
     "budget_first",
     "refine_radius",

@@ -125,6 +125,12 @@ class PessimisticCEI(RuleOptimizerPolicy):
         x_goal, value = ctx.maximize(goal)
         if float(value) < np.log(rule.endgame_ei):  # nothing to expand toward
             return x, excess
+        import torch
+
+        with torch.no_grad():
+            mu_f, sd_f, _, _ = self._split(models, torch.as_tensor(np.asarray(x_goal)[None, :]))
+        if not rule.goal_improves(mu_f.reshape(-1)[0], sd_f.reshape(-1)[0], best):  # an improvement in doubt
+            return x, excess
 
         def expander(X):
             return rule.expand_score(*self._split(models, X)[2:], X, x_goal)
