@@ -397,7 +397,7 @@ class PessimisticCEIRule(Rule):
         "leap_cost": Real(low=0.0, low_inclusive=False, optional=True),
         "expand_kappa": Real(low=0.0, low_inclusive=False, optional=True),
         "expand_sd": Real(low=0.0, low_inclusive=False),
-        "expand_margin": Real(low=0.0),
+        "expand_margin": Real(low=0.0, optional=True),
         "first_quantile": Real(low=0.0, high=1.0, optional=True),
         "budget_pace": Choice(("all", "half", "even")),
         "budget_first": Choice(("admissible", "anywhere")),
@@ -610,7 +610,10 @@ class PessimisticCEIRule(Rule):
     def goal_improves(self, mu_f: float, sd_f: float, best: float) -> bool:
         r"""Whether the goal's objective posterior promises an improvement worth expanding toward:
         :math:`\mu_f(x^\star) - y^+ \ge m\,\sigma_f(x^\star)` and :math:`\mu_f(x^\star) > y^+`
-        (``expand_margin`` :math:`m`; the models' units, maximization sense)."""
+        (``expand_margin`` :math:`m`; the models' units, maximization sense); always with ``expand_margin``
+        None (no such test: the expansion's rule before it)."""
+        if self.expand_margin is None:
+            return True
         gain = float(mu_f) - float(best)
         return gain > 0.0 and gain >= self.expand_margin * float(sd_f)
 

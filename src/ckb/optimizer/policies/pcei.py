@@ -107,16 +107,30 @@ class PessimisticCEI(RuleOptimizerPolicy):
 
     def _expanded(self, ctx, best: float | None, tau, x: np.ndarray, excess: float):
         """The expansion (``expand_kappa``, :mod:`ckb.rules.feasible_ei`): when this endgame ask's point
-        has an expected improvement below ``endgame_ei`` and did not leap, the goal (the EI maximizer
-        where every constraint is optimistically feasible) and, if its EI reaches ``endgame_ei``, the
-        admissible point of some constraint deviation at least ``expand_sd`` nearest to it, with its
-        excess; else ``x`` and ``excess`` unchanged."""
+        has an expected improvement below ``endgame_ei`` and did not leap, the point :meth:`_expansion`
+        finds, with its excess; else ``x`` and ``excess`` unchanged. Searches that find none leave the
+        generator as they found it, so a run replays the one without expansions until it first expands."""
         rule, models = self.rule, ctx.models
         rule.expanded = False
         if best is None or not rule.expands or rule.leapt:
             return x, excess
         if self._log_ei(models, x, best) >= np.log(rule.endgame_ei):
             return x, excess
+        state = ctx.rng.bit_generator.state
+        x_new = self._expansion(ctx, best)
+        if x_new is None:
+            ctx.rng.bit_generator.state = state
+            return x, excess
+        rule.expanded = True
+        return x_new, self._excess(models, x_new, tau)
+
+    def _expansion(self, ctx, best: float) -> np.ndarray | None:
+        """The goal (the EI maximizer where every constraint is optimistically feasible) and, if its EI
+        reaches ``endgame_ei`` and its mean beats ``best`` by the margin (:meth:`goal_improves`), the
+        admissible point of some constraint deviation at least ``expand_sd`` nearest to it; else None."""
+        import torch
+
+        rule, models = self.rule, ctx.models
 
         def goal(X):
             mu_f, sd_f, mu_g, sd_g = self._split(models, X)
@@ -124,22 +138,17 @@ class PessimisticCEI(RuleOptimizerPolicy):
 
         x_goal, value = ctx.maximize(goal)
         if float(value) < np.log(rule.endgame_ei):  # nothing to expand toward
-            return x, excess
-        import torch
-
+            return None
         with torch.no_grad():
             mu_f, sd_f, _, _ = self._split(models, torch.as_tensor(np.asarray(x_goal)[None, :]))
         if not rule.goal_improves(mu_f.reshape(-1)[0], sd_f.reshape(-1)[0], best):  # an improvement in doubt
-            return x, excess
+            return None
 
         def expander(X):
             return rule.expand_score(*self._split(models, X)[2:], X, x_goal)
 
         x_new, value = ctx.maximize(expander)
-        if float(value) <= FLOOR:  # no admissible point left to learn from
-            return x, excess
-        rule.expanded = True
-        return x_new, self._excess(models, x_new, tau)
+        return None if float(value) <= FLOOR else x_new  # FLOOR: no admissible point left to learn from
 
     def _within(self, ctx, best, tau, region, x, excess, n: int = 2048):
         """The best of ``n`` points drawn uniformly in the trust region's boxes (a centre at random, then
