@@ -405,7 +405,8 @@ VARIANTS["slack-cei-exploit-maximizer"] = ("slack-cei", {"params": {"exploit_see
 VARIANTS["pcei-exact-refine"] = ("pcei", {"params": {"exact": True}})
 VARIANTS["pcei-leap-cost-exact"] = _with_params("pcei-leap-cost", {"exact": True})
 #: ``pcei-expand``: the default pcei whose endgame, when nothing admissible improves, expands the
-#: admissible set toward the best optimistically feasible point (``expand_kappa=2.0``)
+#: admissible set toward the best optimistically feasible point (``expand_kappa=2.0``) whose objective mean
+#: beats the incumbent by ``expand_margin`` (3, the default) standard deviations
 VARIANTS["pcei-expand"] = ("pcei", {"params": {"expand_kappa": 2.0}})
 
 

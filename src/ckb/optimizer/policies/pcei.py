@@ -26,7 +26,8 @@ violation: expected improvement per 1 + E[g]+/c, fewer violations for as many ru
 optimum); ``expand_kappa`` = None (a width k lets the endgame, when nothing admissible improves,
 evaluate the admissible point nearest to the EI maximizer over the points whose constraints' lower
 bounds at width k are feasible, where some constraint's standard deviation is at least ``expand_sd`` =
-0.1: the admissible set grows toward a better region instead of leaping into it; see
+0.1, when that point's objective mean beats the incumbent by ``expand_margin`` = 3 of its standard
+deviations: the admissible set grows toward a better region instead of leaping into it; see
 :mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
 radius around the incumbent first: finer final designs, fewer violations; None: no refinement) and
 ``refine_last`` = None (a share q: only the last q of the asks refine);
