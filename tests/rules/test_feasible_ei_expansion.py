@@ -49,6 +49,15 @@ def test_an_expansion_needs_a_goal_whose_posterior_mean_improves_by_the_margin()
         PessimisticCEIRule(1, 10, expand_margin=-1.0)
 
 
+def test_the_leaps_and_expansions_threshold_is_log_endgame_ei_and_minus_infinity_at_zero():
+    import warnings
+
+    assert PessimisticCEIRule(1, 10).log_endgame_ei == np.log(1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # np.log(0.0) would warn (divide by zero)
+        assert PessimisticCEIRule(1, 10, endgame_ei=0.0).log_endgame_ei == -np.inf
+
+
 def test_expansion_is_off_by_default_only_in_the_endgame_and_never_under_a_budget():
     assert not PessimisticCEIRule(1, 10, explore_kappa=1.0).expands  # expand_kappa None: the default
     rule = PessimisticCEIRule(1, 10, expand_kappa=2.0)

@@ -600,6 +600,12 @@ class PessimisticCEIRule(Rule):
         return torch.where(short <= 0.0, value, FLOOR - short)
 
     @property
+    def log_endgame_ei(self) -> float:
+        r""":math:`\log` ``endgame_ei``, the threshold the leaps and expansions compare log EI with (-inf for
+        an ``endgame_ei`` of 0, without NumPy's divide-by-zero warning)."""
+        return float(np.log(self.endgame_ei)) if self.endgame_ei > 0.0 else -np.inf
+
+    @property
     def expands(self) -> bool:
         """Whether this decision may expand the admissible set toward a goal: in the endgame, with
         ``expand_kappa`` set, without a budget."""

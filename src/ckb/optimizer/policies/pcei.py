@@ -115,7 +115,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         rule.expanded = False
         if best is None or not rule.expands or rule.leapt:
             return x, excess
-        if self._log_ei(models, x, best) >= np.log(rule.endgame_ei):
+        if self._log_ei(models, x, best) >= rule.log_endgame_ei:
             return x, excess
         state = ctx.rng.bit_generator.state
         x_new = self._expansion(ctx, best)
@@ -138,7 +138,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
             return rule.goal_score(mu_f, sd_f, best, mu_g, sd_g)
 
         x_goal, value = ctx.maximize(goal)
-        if float(value) < np.log(rule.endgame_ei):  # nothing to expand toward
+        if float(value) < rule.log_endgame_ei:  # nothing to expand toward
             return None
         with torch.no_grad():
             mu_f, sd_f, _, _ = self._split(models, torch.as_tensor(np.asarray(x_goal)[None, :]))
@@ -206,7 +206,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
         ):
             x, _ = ctx.maximize(score)  # the endgame starts now: this point already under its width
         rule.leapt = False
-        if best is not None and rule.leaps and self._log_ei(models, x, best) < np.log(rule.endgame_ei):
+        if best is not None and rule.leaps and self._log_ei(models, x, best) < rule.log_endgame_ei:
             seen = np.asarray(models.X)  # complete, failed and pending points
 
             def leap(X):
@@ -214,7 +214,7 @@ class PessimisticCEI(RuleOptimizerPolicy):
                 return rule.leap_score(mu_f, sd_f, best, mu_g, sd_g, X, seen)
 
             x_leap, value = ctx.maximize(leap)
-            if float(value) >= np.log(rule.endgame_ei):
+            if float(value) >= rule.log_endgame_ei:
                 x, rule.leapt = x_leap, True
         return x
 
