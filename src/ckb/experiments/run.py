@@ -28,8 +28,7 @@ class SingleAgentKind(Kind):
     def sweep(self, spec, out, **options):
         return load_traces(run_sweep(spec.configs(), out, **options))
 
-    def summarize(self, spec, traces):
-        return summarize(spec, traces)
+    summarize = staticmethod(summarize)
 
     def plot(self, out, spec, summary, curves):
         return plot_curves(out, spec.name, curves, report=spec.report)

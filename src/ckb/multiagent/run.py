@@ -191,8 +191,7 @@ class MultiAgentKind(Kind):
     def sweep(self, spec, out, **options):
         return load_multiagent_traces(run_multiagent_sweep(spec.configs(), out, **options))
 
-    def summarize(self, spec, traces):
-        return summarize(spec, traces)
+    summarize = staticmethod(summarize)
 
     def plot(self, out, spec, summary, curves):
         return plot_curves(out, spec.name, curves)

@@ -27,13 +27,14 @@ _HINGE_EDGE = 1.05
 
 
 # ------------------------------------------------------------------- names that moved to ckb.rules
+#: old name -> "module:name" (the entry-point notation) of where it lives now
 _MOVED = {
-    "ckb_score": ("ckb.rules.primal_dual", "primal_dual_score"),
-    "ckb_dual_step": ("ckb.rules.primal_dual", "dual_step"),
-    "rpol_score": ("ckb.rules.optimistic", "rpol_score"),
-    "config_score": ("ckb.rules.optimistic", "config_score"),
-    "CONFIG_FLOOR": ("ckb.rules.optimistic", "CONFIG_FLOOR"),
-    "log_cei": ("ckb.rules.cei", "log_cei"),
+    "ckb_score": "ckb.rules.primal_dual:primal_dual_score",
+    "ckb_dual_step": "ckb.rules.primal_dual:dual_step",
+    "rpol_score": "ckb.rules.optimistic:rpol_score",
+    "config_score": "ckb.rules.optimistic:config_score",
+    "CONFIG_FLOOR": "ckb.rules.optimistic:CONFIG_FLOOR",
+    "log_cei": "ckb.rules.cei:log_cei",
 }
 
 
@@ -43,7 +44,7 @@ def __getattr__(name: str) -> Any:
         import importlib
         import warnings
 
-        module, new = _MOVED[name]
+        module, _, new = _MOVED[name].partition(":")
         warnings.warn(
             f"ckb.optimizer.acquisition.{name} is deprecated; use {module}.{new}.",
             DeprecationWarning,

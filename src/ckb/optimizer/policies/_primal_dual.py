@@ -64,7 +64,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.optimizer.policies.base import Decision, RuleOptimizerPolicy
+from ckb.optimizer.policies.base import STANDARDIZED_DEFAULTS, Decision, RuleOptimizerPolicy
 from ckb.rules import PrimalDualRule, named
 
 RULE_DOC = __doc__
@@ -77,14 +77,10 @@ class PrimalDual(RuleOptimizerPolicy):
     rule_class = PrimalDualRule
     bound_map = False  # the Lagrangian weighs the signed constraint estimates (OptimizerPolicy.bound_map)
     rule_defaults: ClassVar[dict[str, Any]] = {
-        "B": 5.0,
+        **STANDARDIZED_DEFAULTS,
         "G": 5.0,
         "delta": 1.0,
-        "R": 0.1,
-        "alpha": 0.05,
-        "beta": 2.0,
         "beta_g": None,
-        "feasibility_first": True,
     }
 
     def __init__(self, m: int, horizon: int, **params: Any) -> None:

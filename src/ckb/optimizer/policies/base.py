@@ -155,6 +155,18 @@ class OptimizerPolicy:
         return mu[..., 0], sd[..., 0], mu[..., 1:], sd[..., 1:]
 
 
+#: the confidence constants of the optimizer's rules on standardized outcomes (unit variance): a norm
+#: bound B of 5, a noise level R of 0.1, a confidence 1 - alpha of 0.95 and a fixed beta of 2 (the harness
+#: derives its values from the problem instead), with the feasibility-first phase on
+STANDARDIZED_DEFAULTS: dict[str, Any] = {
+    "B": 5.0,
+    "R": 0.1,
+    "alpha": 0.05,
+    "beta": 2.0,
+    "feasibility_first": True,
+}
+
+
 class RuleOptimizerPolicy(RuleAdapter, OptimizerPolicy):
     """An optimizer policy around a :mod:`ckb.rules` rule: ``rule_class`` built with ``rule_defaults``
     (this world's values on standardized outcomes) under the user's keywords. Its state is the rule's

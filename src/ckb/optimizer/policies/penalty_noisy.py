@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ckb.optimizer.policies.base import RuleOptimizerPolicy
+from ckb.optimizer.policies.base import STANDARDIZED_DEFAULTS, RuleOptimizerPolicy
 from ckb.optimizer.policies.registry import OPTIMIZER_POLICIES
 from ckb.rules import named
 from ckb.rules.penalty import PenaltyNoisyRule
@@ -49,14 +49,7 @@ class PenaltyNoisy(RuleOptimizerPolicy):
     __doc__ = __doc__
     rule_class = PenaltyNoisyRule
     bound_map = False  # the penalty weighs the signed constraint estimates (OptimizerPolicy.bound_map)
-    rule_defaults: ClassVar[dict[str, Any]] = {
-        "mu": 0.5,
-        "B": 5.0,
-        "R": 0.1,
-        "alpha": 0.05,
-        "beta": 2.0,
-        "feasibility_first": True,
-    }
+    rule_defaults: ClassVar[dict[str, Any]] = {**STANDARDIZED_DEFAULTS, "mu": 0.5}
 
     def __init__(self, m: int, horizon: int, **params: Any) -> None:
         if params.get("S") is None:  # ceil(sqrt T) epochs of ceil(sqrt T) rounds
