@@ -228,6 +228,37 @@ def test_a_study_stored_without_a_constant_added_since_resumes_with_its_legacy_v
     run(old, 1)
 
 
+@pytest.mark.parametrize("edit", ["no constants", "no expand_kappa"])
+def test_a_pcei_study_stored_before_the_expansion_was_the_default_resumes_without_it(tmp_path, edit):
+    """pcei's ``expand_kappa`` became 2 (the expansion on) after studies stored it as None or not at all
+    (``expand_margin`` came later still): a study that stores neither resumes with both None, the rule
+    it was run with (``legacy_constants``), with a warning; one that stores ``expand_kappa`` None keeps it."""
+    path = tmp_path / "s.db"
+    opt = _pcei_study(path)
+    run(opt, 3, _bowl)
+    assert opt.policy.expand_kappa == 2.0 and opt.policy.expand_margin == 3.0
+    opt.close()
+
+    def older(spec):
+        if edit == "no constants":
+            spec.pop("policy_constants")
+        else:
+            spec["policy_constants"].pop("expand_kappa")
+            spec["policy_constants"].pop("expand_margin")
+
+    _edit_stored_spec(path, "study", older)
+    with pytest.warns(UserWarning, match=r"expand_kappa=None \(now 2.0\), expand_margin=None \(now 3.0\)"):
+        old = _pcei_study(path)
+    assert old.policy.expand_kappa is None and old.policy.expand_margin is None
+    run(old, 1, _bowl)
+    old.close()
+    _edit_stored_spec(
+        path, "study", lambda spec: spec.setdefault("policy_constants", {}).update(expand_kappa=None)
+    )
+    with pytest.warns(UserWarning, match=r"expand_kappa=None \(now 2.0\)"):
+        assert _pcei_study(path).policy.expand_kappa is None
+
+
 def _spanning(x):
     """Minimize a positive cost spanning five decades over the square, s.t. x0 + x1 <= 1.5."""
     return float(10.0 ** (5.0 * x[0] * x[1]) * 1e-3), [float(x[0] + x[1] - 1.5)]

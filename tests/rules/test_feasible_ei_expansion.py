@@ -58,9 +58,13 @@ def test_the_leaps_and_expansions_threshold_is_log_endgame_ei_and_minus_infinity
         assert PessimisticCEIRule(1, 10, endgame_ei=0.0).log_endgame_ei == -np.inf
 
 
-def test_expansion_is_off_by_default_only_in_the_endgame_and_never_under_a_budget():
-    assert not PessimisticCEIRule(1, 10, explore_kappa=1.0).expands  # expand_kappa None: the default
-    rule = PessimisticCEIRule(1, 10, expand_kappa=2.0)
+def test_expansion_is_on_by_default_off_with_none_only_in_the_endgame_and_never_under_a_budget():
+    default = PessimisticCEIRule(1, 10)
+    assert (default.expand_kappa, default.expand_sd, default.expand_margin) == (2.0, 0.1, 3.0)
+    off = PessimisticCEIRule(1, 10, expand_kappa=None)
+    off.endgame = True
+    assert not off.expands  # expand_kappa None: off
+    rule = PessimisticCEIRule(1, 10)  # the defaults: expand_kappa 2
     assert not rule.expands  # exploring: not yet
     rule.endgame = True
     assert rule.expands
@@ -76,12 +80,13 @@ def test_expansion_is_off_by_default_only_in_the_endgame_and_never_under_a_budge
         PessimisticCEIRule(1, 10, expand_sd=-1.0)
 
 
-def test_pcei_expands_only_in_the_endgame_after_replaying_the_default_and_slack_cei_refuses_it():
-    """Gramacy's problem at seed 11: with ``expand_kappa`` the run replays the default's asks until it
-    first expands (a goal search that leads to no expansion leaves the generator as it found it), and
-    every expanding ask (phase 4) comes in the endgame. That an expansion is admissible holds by
-    construction (:meth:`expand_score` is above ``FLOOR`` only there; checked by hand above), that its
-    goal's mean improves by the margin by :meth:`goal_improves` (checked above). Whether the expansions
+def test_pcei_expands_only_in_the_endgame_after_replaying_the_rule_without_it_and_slack_cei_refuses_it():
+    """Gramacy's problem at seed 11: with ``expand_kappa`` (the default) the run replays the asks of the
+    rule without it (``expand_kappa=None``) until it first expands (a goal search that leads to no
+    expansion leaves the generator as it found it), and every expanding ask (phase 4) comes in the
+    endgame. That an expansion is admissible holds by construction (:meth:`expand_score` is above
+    ``FLOOR`` only there; checked by hand above), that its goal's mean improves by the margin by
+    :meth:`goal_improves` (checked above). Whether the expansions
     reach the other feasible region is a benchmark measurement (docs/results-constrained-benchmark.md),
     not asserted here."""
     import ckb
@@ -96,13 +101,13 @@ def test_pcei_expands_only_in_the_endgame_after_replaying_the_default_and_slack_
             opt.tell(x, *problem.evaluate(-1, x))
         return opt.history()
 
-    expanding = run(24, expand_kappa=2.0)
+    expanding = run(24)
     phases = [h["info"].get("phase") for h in expanding]
     first = phases.index(4.0)  # raises if no ask expanded: the property below would not be exercised
     assert all(expanding[i]["info"]["endgame"] == 1.0 for i, p in enumerate(phases) if p == 4.0)
-    default = run(first + 1)
-    for d, h in zip(default[:first], expanding[:first], strict=True):
+    without = run(first + 1, expand_kappa=None)
+    for d, h in zip(without[:first], expanding[:first], strict=True):
         np.testing.assert_array_equal(d["x"], h["x"])
-    assert all(h["info"].get("phase") != 4.0 for h in default)
+    assert all(h["info"].get("phase") != 4.0 for h in without)
     with pytest.raises(Exception, match="expand_kappa"):
         ckb.Optimizer([0, 0], [1, 1], 2, policy="slack-cei", budget=10, expand_kappa=2.0)

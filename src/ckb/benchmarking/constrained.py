@@ -404,10 +404,14 @@ VARIANTS["slack-cei-exploit-maximizer"] = ("slack-cei", {"params": {"exploit_see
 #: the priced leaps told the same (measured on Gramacy's problem, against ``qlognei-exact``)
 VARIANTS["pcei-exact-refine"] = ("pcei", {"params": {"exact": True}})
 VARIANTS["pcei-leap-cost-exact"] = _with_params("pcei-leap-cost", {"exact": True})
-#: ``pcei-expand``: the default pcei whose endgame, when nothing admissible improves, expands the
-#: admissible set toward the best optimistically feasible point (``expand_kappa=2.0``) whose objective mean
-#: beats the incumbent by ``expand_margin`` (3, the default) standard deviations
-VARIANTS["pcei-expand"] = ("pcei", {"params": {"expand_kappa": 2.0}})
+#: ``pcei-no-expand``: pcei before its endgame expanded the admissible set toward the best optimistically
+#: feasible point (``expand_kappa=None``); every pcei variant above was measured before the expansion and
+#: keeps that rule (a violation budget turns the expansion off, so the default's budgets need no pin)
+_pin(
+    {"expand_kappa": None},
+    lambda name, policy, options: policy == "pcei" and name not in _DEFAULT_BUDGETS,
+)
+VARIANTS["pcei-no-expand"] = ("pcei", {"params": {"expand_kappa": None}})
 
 
 def known_methods() -> list[str]:

@@ -23,19 +23,22 @@ allowance can pay for); ``leap_radius`` = None
 at least r from every evaluated point: more runs leave a local optimum, at more violation; see
 :mod:`ckb.rules.feasible_ei`); ``leap_cost`` = None (a cost c prices each leap by its expected
 violation: expected improvement per 1 + E[g]+/c, fewer violations for as many runs leaving a local
-optimum); ``expand_kappa`` = None (a width k lets the endgame, when nothing admissible improves,
+optimum); ``expand_kappa`` = 2.0 (a width k lets the endgame, when nothing admissible improves,
 evaluate the admissible point nearest to the EI maximizer over the points whose constraints' lower
 bounds at width k are feasible, where some constraint's standard deviation is at least ``expand_sd`` =
 0.1, when that point's objective mean beats the incumbent by ``expand_margin`` = 3 of its standard
-deviations: the admissible set grows toward a better region instead of leaping into it; see
-:mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame ask searches the box of that
-radius around the incumbent first: finer final designs, fewer violations; None: no refinement) and
-``refine_last`` = None (a share q: only the last q of the asks refine);
+deviations: the admissible set grows toward a better region instead of leaping into it; None: no
+expansion, the rule before; an ask that does not leap may expand, a combination the benchmark's leap
+variants did not measure; see :mod:`ckb.rules.feasible_ei`); ``refine_radius`` = 0.1 (every endgame
+ask searches the box of that radius around the incumbent first: finer final designs, fewer violations;
+None: no refinement) and ``refine_last`` = None (a share q: only the last q of the asks refine);
 ``first_quantile`` = 0.5 (before any feasible observation, the point most likely feasible *and* better
 than that quantile of the observed objective values; None: the probability of feasibility alone).
 """
 
 from __future__ import annotations
+
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,6 +54,9 @@ class PessimisticCEI(RuleOptimizerPolicy):
     __doc__ = __doc__
     rule_class = PessimisticCEIRule
     reads_violation_budget = True
+    #: a study stored before the expansion was the default (or before its margin) resumes without it, as
+    #: it was run (:meth:`ckb.Optimizer._resume_constants`)
+    legacy_constants: ClassVar[dict[str, Any]] = {"expand_kappa": None, "expand_margin": None}
     #: the GP fits stop at a relative improvement of 1e-6 (SciPy's default 2.2e-9; warm-started from the
     #: previous fit): the fits took about 60% of an ask, and this cuts their time 2-2.8x (Gramacy,
     #: Hartmann-6). Measured on six benchmark problems at 5 seeds: the same solved counts, violating
