@@ -152,8 +152,9 @@ wrong by more than ``kappa`` standard deviations.
   now): 92 of the six smaller problems' 120 runs solved against 86 for the rule without it (83 in
   one batch on the same machine; Gramacy 20 of 20 against 12; Hartmann-6 in the ball 13 against 15,
   but no run there ever expands: the rule without it makes the same 20 runs point for point on the
-  machine that made these, and its 15 came from a faster one; the others as before; qLogNEI 95), at a median 0.22 of qLogNEI's scaled violation
-  after the design (Gramacy 0.24); the speed reducer as before; the welded beam, solved by no method,
+  machine that made these, and its 15 came from a faster one; the others as before; qLogNEI 95), at
+  a median 0.22 of qLogNEI's scaled violation after the design (Gramacy 0.24); the speed reducer as
+  before; the welded beam, solved by no method,
   as the rule without it run on the same machine (median gap 0.135 against 0.128, scaled violation 6.5
   both; 12 of its 20 runs never expand). The margin: without it (``expand_margin`` None, the option's
   first rule) the welded beam made 18 to 28 expanding asks per run (four seeds), toward goals whose
