@@ -272,3 +272,18 @@ def test_the_gap_axis_names_the_difference_it_plots(tmp_path, monkeypatch):
     constrained.plot_curves(records, tmp_path)
     assert "(f* - f_best)" in labels[constrained.plot_name("gardner-2")]
     assert "(f_best - f*)" in labels[constrained.plot_name("gramacy")]
+
+
+def test_the_pcei_variants_keep_the_line_search_their_records_were_run_with():
+    """pcei's maximizer takes 10 line-search steps since ``max_line_search`` became its own default; every
+    pcei variant measured before (the default's violation budgets included) pins SciPy's 20, so it
+    replays its records, while ``pcei`` itself runs the policy's default."""
+    from ckb.benchmarking.constrained import VARIANTS
+
+    pcei = {name: options for name, (policy, options) in VARIANTS.items() if policy == "pcei"}
+    assert {"pcei-ls20", "pcei-no-expand", "pcei-b1", "pcei-b0-feasible-design"} <= set(pcei)
+    for name, options in pcei.items():
+        assert options["params"]["max_line_search"] == 20, name
+    others = [o for policy, o in VARIANTS.values() if policy != "pcei"]
+    assert all("max_line_search" not in o.get("params", {}) for o in others)
+    assert "pcei" not in VARIANTS

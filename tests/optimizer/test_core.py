@@ -274,6 +274,7 @@ def test_bad_input_is_named_and_nothing_stored_is_lost(call, err, match):
         ({"budget": 0}, InvalidInputError, "budget must be >= 1"),
         ({"refit_every": 0.5}, InvalidInputError, "refit_every must be an integer"),
         ({"batch_separation": -0.1}, InvalidInputError, "batch_separation must be >= 0"),
+        ({"max_line_search": 0}, InvalidInputError, "max_line_search must be >= 1"),
         ({"minimize": "yes"}, InvalidInputError, "minimize must be true or false"),
         (
             {"policy": "ckb-ucb", "beta": {"type": "thoery"}},
@@ -460,3 +461,39 @@ def test_refit_every_defaults_to_the_policys_interval(monkeypatch, policy, refit
     )
     run(opt, 7)
     assert fits == expected
+
+
+@pytest.mark.parametrize(
+    "policy, max_line_search, expected",
+    [
+        ("pcei", None, 10),  # the policy's own: its score jumps at the admissible set's edge
+        ("slack-cei", None, None),  # SciPy's 20, as its runs were measured
+        ("cei", None, None),
+        ("pcei", 20, 20),  # the user's value wins
+        ("cei", 7, 7),
+    ],
+)
+def test_max_line_search_defaults_to_the_policys_and_reaches_the_maximizer(
+    monkeypatch, tmp_path, policy, max_line_search, expected
+):
+    from ckb.optimizer import acquisition
+
+    seen = []
+    init = acquisition.Maximizer.__init__
+
+    def recording(self, *args, **kwargs):
+        seen.append(kwargs.get("max_line_search"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(acquisition.Maximizer, "__init__", recording)
+    path = tmp_path / "s.db"
+    kw = {"budget": 8, "n_init": 3, "policy": policy, "storage": path, **FAST}
+    opt = ckb.Optimizer([0, 0], [1, 1], m=1, max_line_search=max_line_search, **kw)
+    run(opt, 5)
+    assert seen and set(seen) == {expected}
+    opt.close()
+    # stored with the study's run-time settings; a resume keeps it, and may override it
+    for options, value in (({}, max_line_search), ({"max_line_search": 3}, 3)):
+        resumed = ckb.Optimizer.load(path, "study", **options)
+        assert resumed.max_line_search == value
+        resumed.close()

@@ -588,7 +588,8 @@ class CKBSampler(BaseSampler):
     categorical : ``"error"`` (default) or ``"independent"`` (uniform draws, outside the model).
     decision_timeout : seconds to wait for another host's claim on the next decision.
     **params : the search options of :class:`ckb.Optimizer` (``refit_every``, ``num_restarts``,
-        ``raw_samples``, ``maxiter``, ``batch_separation``, ``torch_threads``: same names, meanings and
+        ``raw_samples``, ``maxiter``, ``max_line_search``, ``batch_separation``, ``torch_threads``: same
+        names, meanings and
         defaults) and the policy's constants (``beta=``,
         ``kappa=``, ...).
     """

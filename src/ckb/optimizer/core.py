@@ -227,6 +227,7 @@ _RUNTIME = (
     "batch_separation",
     "torch_threads",
     "strict_numerics",
+    "max_line_search",
 )
 #: the GPs' noise floor (variance on standardized targets) with exact=True; BoTorch's default is 1e-4.
 #: Measured on the shipped (exact) benchmark problems: the fitted noise stays above 1e-4 until 40-60
@@ -506,6 +507,8 @@ class Optimizer:
     refit_every : refit the GP hyperparameters after this many new results (1: at every ask; None, the
         default: the policy's own interval, 2 for ``pcei`` and ``slack-cei`` and 1 for the others).
     num_restarts, raw_samples, maxiter : the acquisition maximizer (``optimize_acqf``) settings.
+    max_line_search : the line-search steps L-BFGS-B may take per iteration of that maximizer (None, the
+        default: the policy's own, 10 for ``pcei`` and SciPy's 20 for the others).
     batch_separation : while points are pending (``ask(k)``, or other workers' asks), a new point keeps
         at least this many lengthscales (scaled Euclidean distance, each dimension by the smallest
         fitted lengthscale of the models) from every pending point where the box has such a point (else
@@ -541,6 +544,7 @@ class Optimizer:
         batch_separation: float = 0.1,
         torch_threads: int = 1,
         strict_numerics: bool = False,
+        max_line_search: int | None = None,
         **policy_params: Any,
     ) -> None:
         _require_botorch()
@@ -562,7 +566,14 @@ class Optimizer:
         self.violation_budget = _check_violation_budget(violation_budget, self.m)
         self._user_design, self.n_init = self._check_design(initial_design, n_init)
         _set_search_options(
-            self, refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads
+            self,
+            refit_every,
+            num_restarts,
+            raw_samples,
+            maxiter,
+            batch_separation,
+            torch_threads,
+            max_line_search,
         )
         self._set_policy(goals[goal] if policy is None else policy, policy_params)
         self.study_name = "study" if study_name is None else study_name
@@ -728,8 +739,8 @@ class Optimizer:
     @classmethod
     def load(cls, storage: str | Path | StudyStorage, study_name: str, **options: Any) -> Optimizer:
         """Resume a stored study with its stored options (``options``: run-time settings such as
-        ``refit_every``, ``num_restarts``, ``raw_samples``, ``maxiter``, ``batch_separation``,
-        ``torch_threads``). A missing file is an error (nothing is created)."""
+        ``refit_every``, ``num_restarts``, ``raw_samples``, ``maxiter``, ``max_line_search``,
+        ``batch_separation``, ``torch_threads``). A missing file is an error (nothing is created)."""
         if not isinstance(study_name, str) or not study_name:
             raise InvalidInputError(f"study_name must be a non-empty string, got {study_name!r}.")
         bad = set(options) - set(_RUNTIME)
@@ -1475,6 +1486,7 @@ def _set_search_options(
     maxiter=100,
     batch_separation=0.1,
     torch_threads=1,
+    max_line_search=None,
 ) -> None:
     """Check the model and search options that :class:`Optimizer` and
     :class:`~ckb.integrations.optuna.CKBSampler` share (same names and defaults), and set them on ``obj``."""
@@ -1486,6 +1498,11 @@ def _set_search_options(
     obj.maxiter = check_scalar(maxiter, "maxiter", low=1, integer=True)
     obj.batch_separation = check_scalar(batch_separation, "batch_separation", low=0.0)
     obj.torch_threads = check_scalar(torch_threads, "torch_threads", low=1, integer=True)
+    obj.max_line_search = (
+        None
+        if max_line_search is None
+        else check_scalar(max_line_search, "max_line_search", low=1, integer=True)
+    )
 
 
 #: the names of the search options (:func:`_set_search_options`): the sampler takes them as keywords
@@ -1572,6 +1589,9 @@ def _maximizer(opts, d: int, rng, models, pending: np.ndarray, *, candidates=Non
         num_restarts=opts.num_restarts,
         raw_samples=opts.raw_samples,
         maxiter=opts.maxiter,
+        max_line_search=(
+            opts._policy_cls.max_line_search if opts.max_line_search is None else opts.max_line_search
+        ),
     )
     sep = None
     if opts.batch_separation > 0 and len(pending):

@@ -75,6 +75,9 @@ class OptimizerPolicy:
     #: refit the GP hyperparameters after this many new results when the optimizer's ``refit_every`` is
     #: None (its default); in between, the stored hyperparameters are conditioned on all current data
     refit_every: ClassVar[int] = 1
+    #: the line-search steps the acquisition maximizer's L-BFGS-B may take per iteration when the
+    #: optimizer's ``max_line_search`` is None (its default; None here: SciPy's 20)
+    max_line_search: ClassVar[int | None] = None
     #: whether ``outcome_transform="auto"`` may model a constraint by the log of its distance to a bound
     #: (:mod:`ckb.optimizer.models`). False for the rules whose score weighs the signed constraint
     #: estimates together (a dual, queue or penalty times g, summed over the constraints): that map

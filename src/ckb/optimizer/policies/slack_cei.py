@@ -52,6 +52,8 @@ class SlackCEI(PessimisticCEI):
     uses_rounds_left = True
     #: the running sum's slack is its allowance (:meth:`_budgeted`), not the user's violation budget
     reads_violation_budget = False
+    #: SciPy's 20 line-search steps, not pcei's 10: slack-cei's runs were measured with them
+    max_line_search = None
     #: the values that reproduce a study stored before these constants were (``policy_constants``):
     #: such a study resumes with them (:meth:`ckb.Optimizer._resume_constants`)
     legacy_constants: ClassVar[dict[str, Any]] = {
