@@ -108,3 +108,24 @@ def test_few_line_search_steps_cut_evaluations_on_a_score_with_a_jump_and_find_i
     best = -(0.15**2)  # the score at the edge point
     assert v20 <= best + 1e-12 and v5 <= best + 1e-12
     assert v5 >= best - 3e-3  # within 0.01 of the edge (fewer steps may stop a little short of it)
+
+
+def test_a_score_marked_for_the_full_line_search_ignores_the_maximizers_shorter_one(monkeypatch):
+    import botorch.optim
+
+    from ckb.optimizer.acquisition import full_line_search
+
+    seen = []
+    optimize = botorch.optim.optimize_acqf
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs["options"].get("maxls"))
+        return optimize(*args, **kwargs)
+
+    monkeypatch.setattr(botorch.optim, "optimize_acqf", recording)
+    maxi = Maximizer(2, np.random.default_rng(0), num_restarts=2, raw_samples=16, max_line_search=5)
+    fn = lambda X: -((X - 0.3) ** 2).sum(-1)
+    maxi(fn)
+    assert full_line_search(fn) is fn
+    maxi(fn)
+    assert seen == [5, None]  # None: SciPy's 20

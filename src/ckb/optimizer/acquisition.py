@@ -55,13 +55,22 @@ def __getattr__(name: str) -> Any:
 
 
 # --------------------------------------------------------------------------------------- maximizer
+def full_line_search(fn: Callable) -> Callable:
+    """Mark a score to be maximized with SciPy's 20 line-search steps whatever the maximizer's
+    ``max_line_search`` (returns ``fn``): for a search run seldom whose result decides whether the
+    policy acts at all, where a short line search's misses cost more than its steps."""
+    fn.full_line_search = True
+    return fn
+
+
 class Maximizer:
     """Maximizes a score ``fn(X) -> (b,)`` (torch, X of shape (b, d) in the unit cube).
 
     ``candidates``: (n, d) unit-cube points for enumeration (None: the continuous cube). ``exclude``:
     points a result must differ from. ``max_line_search``: the line-search steps L-BFGS-B may take per
-    iteration (None: SciPy's 20); a score with a jump (a hard admissible set) wants few, since a line
-    search across the jump fails however many steps it takes.
+    iteration (None: SciPy's 20; a score marked by :func:`full_line_search` always gets 20); a score
+    with a jump (a hard admissible set) wants few, since a line search across the jump fails however
+    many steps it takes.
     """
 
     def __init__(
@@ -145,7 +154,7 @@ class Maximizer:
 
         bounds = torch.stack([torch.zeros(self.d), torch.ones(self.d)]).to(torch.float64)
         options = {"seed": seed, "maxiter": self.maxiter}
-        if self.max_line_search is not None:
+        if self.max_line_search is not None and not getattr(fn, "full_line_search", False):
             options["maxls"] = self.max_line_search
         # warnings (a restart that did not converge, bad initial candidates) are not suppressed:
         # ckb.Optimizer counts them per trial (ckb.optimizer.models.capture_warnings)
