@@ -589,9 +589,7 @@ class CKBSampler(BaseSampler):
     decision_timeout : seconds to wait for another host's claim on the next decision.
     **params : the search options of :class:`ckb.Optimizer` (``refit_every``, ``num_restarts``,
         ``raw_samples``, ``maxiter``, ``max_line_search``, ``batch_separation``, ``torch_threads``: same
-        names, meanings and
-        defaults) and the policy's constants (``beta=``,
-        ``kappa=``, ...).
+        names, meanings and defaults) and the policy's constants (``beta=``, ``kappa=``, ...).
     """
 
     def __init__(
