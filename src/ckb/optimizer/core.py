@@ -565,16 +565,8 @@ class Optimizer:
         self.outcome_transform = _check_outcome_transform(outcome_transform)
         self.violation_budget = _check_violation_budget(violation_budget, self.m)
         self._user_design, self.n_init = self._check_design(initial_design, n_init)
-        _set_search_options(
-            self,
-            refit_every,
-            num_restarts,
-            raw_samples,
-            maxiter,
-            batch_separation,
-            torch_threads,
-            max_line_search,
-        )
+        search = (refit_every, num_restarts, raw_samples, maxiter, batch_separation, torch_threads)
+        _set_search_options(self, *search, max_line_search)
         self._set_policy(goals[goal] if policy is None else policy, policy_params)
         self.study_name = "study" if study_name is None else study_name
         if not isinstance(self.study_name, str) or not self.study_name:
